@@ -1,0 +1,55 @@
+"""transformer_lib: the Transformer of "Attention Is All You Need" (Vaswani et al. 2017), in Keras 3.
+
+One module per box of the paper's Figure 1:
+
+    positional_encoding  §3.5  positional_encoding, PositionalEmbedding
+    masks                §3.2.3 padding_mask, look_ahead_mask, decoder_mask (1.0 = blocked)
+    attention            §3.2  scaled_dot_product_attention, MultiHeadAttention
+    feed_forward         §3.3  FeedForward
+    add_norm             §5.4  AddNorm (post-LN or pre-LN)
+    encoder, decoder     §3.1  EncoderLayer, Encoder, DecoderLayer, Decoder
+    model                §3    Transformer, PRESETS, count_parameters
+"""
+
+import os
+
+# Quiet TensorFlow's C++ start-up logging unless the user asked for it (only works before TF loads).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from transformer_lib.add_norm import AddNorm  # noqa: E402
+from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
+from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
+from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
+from transformer_lib.feed_forward import FeedForward  # noqa: E402
+from transformer_lib.masks import (  # noqa: E402
+    decoder_mask,
+    from_keras_mask,
+    look_ahead_mask,
+    padding_mask,
+    to_keras_mask,
+)
+from transformer_lib.model import PRESETS, Transformer, count_parameters  # noqa: E402
+from transformer_lib.positional_encoding import PositionalEmbedding, positional_encoding  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddNorm",
+    "Decoder",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "FeedForward",
+    "MultiHeadAttention",
+    "PRESETS",
+    "PositionalEmbedding",
+    "Transformer",
+    "count_parameters",
+    "decoder_mask",
+    "from_keras_mask",
+    "look_ahead_mask",
+    "padding_mask",
+    "positional_encoding",
+    "scaled_dot_product_attention",
+    "to_keras_mask",
+]

@@ -1,0 +1,185 @@
+"""The encoder (§3.1, Figure 1 left): N identical layers of self-attention and feed-forward.
+
+`Stack` holds what the encoder and the decoder stacks share: the embedding, the dropout on it,
+N layers and, for pre-LN, a final LayerNorm. `Encoder` and `transformer_lib.decoder.Decoder` are
+the two stacks.
+"""
+
+from __future__ import annotations
+
+import keras
+
+from transformer_lib._checks import require_layer_sizes, require_positive_int
+from transformer_lib.add_norm import LAYER_NORM_EPSILON, AddNorm
+from transformer_lib.attention import MultiHeadAttention
+from transformer_lib.feed_forward import FeedForward
+from transformer_lib.masks import padding_mask
+from transformer_lib.positional_encoding import PositionalEmbedding
+
+
+class BaseTransformerLayer(keras.layers.Layer):
+    """Base of `EncoderLayer` and `DecoderLayer`: their shared arguments and config.
+
+    Args:
+        d_model, num_heads, dff: sizes, as in the paper.
+        dropout_rate: P_drop of §5.4.
+        norm_first: False for post-LN (the paper), True for pre-LN (Xiong et al. 2020).
+        activation: the feed-forward activation ("relu" in the paper).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dff: int, dropout_rate: float = 0.1,
+                 norm_first: bool = False, activation: str = "relu", **kwargs):
+        super().__init__(**kwargs)
+        require_layer_sizes(d_model, num_heads, dff, dropout_rate)
+        self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
+        self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
+        self.feed_forward = FeedForward(d_model, dff, activation, name="feed_forward")
+        self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
+
+    def add_norm(self, name: str) -> AddNorm:
+        return AddNorm(self.dropout_rate, self.norm_first, name=name)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout_rate": self.dropout_rate,
+            "norm_first": self.norm_first,
+            "activation": self.activation,
+        }
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class EncoderLayer(BaseTransformerLayer):
+    """One encoder layer: multi-head self-attention, then the feed-forward network, each wrapped
+    in Add & Norm. Arguments as in `BaseTransformerLayer`.
+
+    Call arguments:
+        x: `[batch, src_len, d_model]`.
+        padding_mask: float `[batch, 1, 1, src_len]`, 1.0 at padding (`transformer_lib.padding_mask`).
+        training: enables dropout.
+
+    Returns:
+        `[batch, src_len, d_model]`.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.self_attention = MultiHeadAttention(self.d_model, self.num_heads, name="self_attention")
+        self.attention_add_norm = self.add_norm("attention_add_norm")
+
+    def build(self, x_shape):
+        self.self_attention.build(x_shape, x_shape, x_shape)
+        self.attention_add_norm.build(x_shape, x_shape)
+        self.feed_forward.build(x_shape)
+        self.feed_forward_add_norm.build(x_shape, x_shape)
+
+    def call(self, x, padding_mask=None, training=None):
+        h = self.attention_add_norm.sublayer_input(x)
+        h, _ = self.self_attention(h, h, h, mask=padding_mask)  # each position attends to all real tokens
+        x = self.attention_add_norm(x, h, training=training)
+
+        h = self.feed_forward(self.feed_forward_add_norm.sublayer_input(x))
+        return self.feed_forward_add_norm(x, h, training=training)  # (batch, src_len, d_model)
+
+
+class Stack(keras.layers.Layer):
+    """Base of `Encoder` and `Decoder`: token ids -> embedding * sqrt(d_model) + positions ->
+    dropout -> `num_layers` layers -> (pre-LN only) a final LayerNorm.
+
+    Args:
+        num_layers: N (6 in the paper).
+        d_model, num_heads, dff, dropout_rate, norm_first, activation: as in `BaseTransformerLayer`.
+        vocab_size: vocabulary size; id 0 is padding.
+        max_length: longest sequence.
+        embedding: optional `PositionalEmbedding` to use instead of a new one, to share weights
+            between stacks (§3.4). It is saved with the stack's config.
+    """
+
+    layer_class: type[BaseTransformerLayer]
+
+    def __init__(self, num_layers: int, d_model: int, num_heads: int, dff: int, vocab_size: int,
+                 dropout_rate: float = 0.1, norm_first: bool = False, activation: str = "relu",
+                 max_length: int = 2048, embedding: PositionalEmbedding | None = None, **kwargs):
+        super().__init__(**kwargs)
+        require_positive_int("num_layers", num_layers)
+        require_layer_sizes(d_model, num_heads, dff, dropout_rate)
+        self.num_layers, self.vocab_size, self.max_length, self.d_model = num_layers, vocab_size, max_length, d_model
+        self.layer_config = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout_rate=dropout_rate,
+                                 norm_first=norm_first, activation=activation)
+        self.shares_embedding = embedding is not None
+        if embedding is not None and (embedding.vocab_size, embedding.d_model) != (vocab_size, d_model):
+            raise ValueError(
+                f"The shared embedding has vocab_size={embedding.vocab_size}, d_model={embedding.d_model}; "
+                f"this stack needs vocab_size={vocab_size}, d_model={d_model}."
+            )
+        if embedding is None:
+            embedding = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")
+        self.embedding = embedding
+        self.dropout = keras.layers.Dropout(dropout_rate)
+        self.stack_layers = [self.layer_class(**self.layer_config, name=f"layer_{i}") for i in range(num_layers)]
+        self.final_norm = (
+            keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="final_norm") if norm_first else None
+        )
+
+    def build_stack(self, token_ids_shape, *other_shapes):
+        """Build the embedding, each layer (given `x_shape, *other_shapes`) and the final norm."""
+        if not self.embedding.built:  # a shared embedding may be built already
+            self.embedding.build(token_ids_shape)
+        x_shape = (*token_ids_shape, self.d_model)
+        for layer in self.stack_layers:
+            layer.build(x_shape, *other_shapes)
+        if self.final_norm is not None:
+            self.final_norm.build(x_shape)
+
+    def embed(self, token_ids, training=None):
+        return self.dropout(self.embedding(token_ids), training=training)  # (batch, len, d_model)
+
+    def finish(self, x):
+        return x if self.final_norm is None else self.final_norm(x)
+
+    def get_config(self):
+        config = {
+            **super().get_config(),
+            **self.layer_config,
+            "num_layers": self.num_layers,
+            "vocab_size": self.vocab_size,
+            "max_length": self.max_length,
+        }
+        if self.shares_embedding:
+            config["embedding"] = keras.saving.serialize_keras_object(self.embedding)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if config.get("embedding") is not None:
+            config["embedding"] = keras.saving.deserialize_keras_object(config["embedding"])
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class Encoder(Stack):
+    """Source token ids in, one contextual vector per source position out. Arguments as in `Stack`.
+
+    Call arguments:
+        source_ids: int `[batch, src_len]`, 0 = padding. The padding mask is built from them.
+        training: enables dropout.
+
+    Returns:
+        `[batch, src_len, d_model]`.
+    """
+
+    layer_class = EncoderLayer
+
+    def build(self, source_ids_shape):
+        self.build_stack(source_ids_shape)
+
+    def call(self, source_ids, training=None):
+        mask = padding_mask(source_ids)  # (batch, 1, 1, src_len)
+        x = self.embed(source_ids, training)  # (batch, src_len, d_model)
+        for layer in self.stack_layers:
+            x = layer(x, padding_mask=mask, training=training)
+        return self.finish(x)
