@@ -84,7 +84,6 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def __init__(self, d_model: int, num_heads: int, **kwargs):
         super().__init__(**kwargs)
-        self.supports_masking = True  # with compute_mask below: accept `mask`, attach nothing
         require_heads_divide(d_model, num_heads)
         self.d_model = d_model
         self.num_heads = num_heads
@@ -120,7 +119,7 @@ class MultiHeadAttention(keras.layers.Layer):
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
 
     def compute_mask(self, *args, **kwargs):
-        return None
+        return None  # overriding this also tells Keras the layer accepts `mask` (no "destroys the mask" warning)
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads}

@@ -1,0 +1,218 @@
+import keras
+import numpy as np
+import pytest
+from conftest import random_ids
+
+import transformer_lib as tl
+from transformer_lib import PRESETS, Decoder, Encoder, Transformer, count_parameters
+
+TINY = dict(num_layers=2, d_model=32, num_heads=4, dff=64, input_vocab_size=50, target_vocab_size=60)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_cannot_see_future_tokens(norm_first, rng):
+    model = Transformer(**TINY, norm_first=norm_first)
+    source = random_ids(rng, 2, 7, 50, pad_from=[5, 7])
+    target = random_ids(rng, 2, 9, 60)
+    logits = np.asarray(model((source, target), training=False))
+    for t in range(8):
+        changed = target.copy()
+        changed[:, t + 1 :] = random_ids(rng, 2, 8 - t, 60)  # new tokens after t, padding included
+        changed[0, -1] = 0
+        new_logits = np.asarray(model((source, changed), training=False))
+        np.testing.assert_allclose(new_logits[:, : t + 1], logits[:, : t + 1], atol=1e-5)
+        assert not np.allclose(new_logits[:, t + 1 :], logits[:, t + 1 :], atol=1e-5)  # the test can fail
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_outputs_at_real_tokens_ignore_appended_padding(norm_first, rng):
+    encoder = Encoder(num_layers=2, d_model=32, num_heads=4, dff=64, vocab_size=50, norm_first=norm_first)
+    source = random_ids(rng, 3, 6, 50, pad_from=[3, 5, 6])
+    more_padding = np.concatenate([source, np.zeros((3, 10), "int32")], axis=1)
+    short = np.asarray(encoder(source, training=False))
+    long = np.asarray(encoder(more_padding, training=False))
+    for row, length in enumerate([3, 5, 6]):
+        np.testing.assert_allclose(long[row, :length], short[row, :length], atol=1e-5)
+
+
+def test_model_output_ignores_source_padding_but_not_source_tokens(rng):
+    model = Transformer(**TINY)
+    source = random_ids(rng, 2, 5, 50, pad_from=[4, 5])
+    target = random_ids(rng, 2, 6, 60)
+    logits = np.asarray(model((source, target), training=False))
+    padded = np.concatenate([source, np.zeros((2, 4), "int32")], axis=1)
+    np.testing.assert_allclose(np.asarray(model((padded, target), training=False)), logits, atol=1e-5)
+    source[:, 0] = (source[:, 0] % 49) + 1  # a different real first token
+    assert not np.allclose(np.asarray(model((source, target), training=False)), logits, atol=1e-5)
+
+
+def test_logits_have_the_documented_shape_and_dtype(rng):
+    model = Transformer(**TINY)
+    logits = model((random_ids(rng, 3, 4, 50), random_ids(rng, 3, 5, 60)))
+    assert tuple(logits.shape) == (3, 5, 60) and logits.dtype == "float32"
+
+
+def paper_parameter_count(num_layers, d_model, dff, vocab_size, **_):
+    """Table 3's sizes counted from §3's description, with one shared vocab_size x d_model embedding
+    (used by both stacks and the pre-softmax projection, §3.4, no extra bias), LayerNorm with a
+    gain and a bias, and biases on every dense layer."""
+    attention = 4 * (d_model * d_model + d_model)  # W^Q, W^K, W^V, W^O and their biases
+    ffn = (d_model * dff + dff) + (dff * d_model + d_model)
+    norm = 2 * d_model
+    encoder_layer = attention + ffn + 2 * norm
+    decoder_layer = 2 * attention + ffn + 3 * norm
+    return vocab_size * d_model + num_layers * (encoder_layer + decoder_layer)
+
+
+@pytest.mark.parametrize(
+    "preset, paper_millions, low, high",
+    [
+        # base: 63,082,496. Table 3 rounds to "65M" and gives no breakdown; the ~2M gap is about 3%,
+        # the size of ~3,900 extra rows in the 37,000-token table, i.e. within what the paper's
+        # unpublished details (exact vocabulary size, biases) can account for.
+        ("base", 65, 63e6, 65e6),
+        # big: 214,245,376, 0.6% above Table 3's "213M" (the same unpublished details, doubled width).
+        ("big", 213, 210e6, 215e6),
+    ],
+)
+def test_paper_models_have_the_sizes_of_table_3(preset, paper_millions, low, high):
+    sizes = {k: v for k, v in PRESETS[preset].items() if k != "dropout_rate"}
+    model = Transformer(**sizes, input_vocab_size=37000, target_vocab_size=37000, share_embeddings=True)
+    ours = count_parameters(model)
+    print(f"{preset}: {ours:,} parameters (paper: {paper_millions}M)")
+    assert ours == paper_parameter_count(**sizes, vocab_size=37000)
+    assert low <= ours <= high
+    assert abs(ours / (paper_millions * 1e6) - 1) < 0.035
+
+
+def test_shared_embeddings_are_one_matrix_used_three_times(rng):
+    shared = Transformer(**{**TINY, "target_vocab_size": 50}, share_embeddings=True)
+    separate = Transformer(**{**TINY, "target_vocab_size": 50})
+    source, target = random_ids(rng, 2, 5, 50), random_ids(rng, 2, 4, 50)
+    logits = np.asarray(shared((source, target), training=False))
+    separate((source, target))
+    embedding_size, output_size = 50 * 32, 32 * 50 + 50
+    assert count_parameters(separate) - count_parameters(shared) == 2 * embedding_size + output_size - embedding_size
+    assert shared.encoder.embedding is shared.decoder.embedding
+    # The output projection is x @ E^T with the same matrix E.
+    decoder_out, _ = shared.decoder(target, shared.encoder(source, training=False), source, training=False)
+    expected = np.asarray(decoder_out) @ np.asarray(shared.encoder.embedding.embeddings).T
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_pre_ln_adds_one_final_norm_per_stack(rng):
+    post = Transformer(**TINY)
+    pre = Transformer(**TINY, norm_first=True)
+    batch = (random_ids(rng, 1, 3, 50), random_ids(rng, 1, 3, 60))
+    post(batch), pre(batch)
+    assert post.encoder.final_norm is None and pre.encoder.final_norm is not None
+    assert count_parameters(pre) - count_parameters(post) == 2 * 2 * 32
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(), dict(norm_first=True, share_embeddings=True, target_vocab_size=50), dict(activation="gelu")],
+)
+def test_saved_model_reloads_with_identical_outputs(options, tmp_path, rng):
+    model = Transformer(**{**TINY, **options})
+    target_vocab_size = model.hyperparameters["target_vocab_size"]
+    batch = (random_ids(rng, 2, 6, 50, pad_from=[4, 6]), random_ids(rng, 2, 5, target_vocab_size))
+    expected = np.asarray(model(batch, training=False))
+    model.save(tmp_path / "model.keras")
+    reloaded = keras.saving.load_model(tmp_path / "model.keras")
+    assert type(reloaded) is Transformer and reloaded.get_config() == model.get_config()
+    np.testing.assert_array_equal(np.asarray(reloaded(batch, training=False)), expected)
+    if options.get("share_embeddings"):
+        assert reloaded.encoder.embedding is reloaded.decoder.embedding
+
+
+LAYERS = {
+    "PositionalEmbedding": (lambda: tl.PositionalEmbedding(50, 16, learned_positions=True), "ids"),
+    "MultiHeadAttention": (lambda: tl.MultiHeadAttention(16, 4), "qkv"),
+    "FeedForward": (lambda: tl.FeedForward(16, 40, activation="gelu"), "x"),
+    "AddNorm": (lambda: tl.AddNorm(0.2, norm_first=True), "x,x"),
+    "EncoderLayer": (lambda: tl.EncoderLayer(16, 4, 40, 0.2, True), "x"),
+    "DecoderLayer": (lambda: tl.DecoderLayer(16, 4, 40), "x,ctx"),
+    "Encoder": (lambda: Encoder(2, 16, 4, 40, vocab_size=50, max_length=64), "ids"),
+    "Decoder": (lambda: Decoder(2, 16, 4, 40, vocab_size=50, norm_first=True), "ids,ctx,ids"),
+    "Decoder sharing an embedding": (  # the shared embedding's own settings must survive saving
+        lambda: Decoder(1, 16, 4, 40, 50, embedding=tl.PositionalEmbedding(50, 16, 32, learned_positions=True)),
+        "ids,ctx,ids",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_every_layer_round_trips_through_config_and_keras_saving(name, tmp_path, rng):
+    make, signature = LAYERS[name]
+    layer = make()
+    values = {
+        "ids": random_ids(rng, 2, 6, 50, pad_from=[4, 6]),
+        "x": rng.normal(size=(2, 6, 16)).astype("float32"),
+        "ctx": rng.normal(size=(2, 6, 16)).astype("float32"),
+    }
+    args = [values[a] for a in ("x,x,x" if signature == "qkv" else signature).split(",")]
+    expected = [np.asarray(t) for t in keras.tree.flatten(layer(*args, training=False))]
+
+    clone = type(layer).from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+
+    inputs = [keras.Input(shape=a.shape[1:], dtype=a.dtype) for a in args]
+    keras.Model(inputs, layer(*inputs)).save(tmp_path / "layer.keras")
+    reloaded = keras.saving.load_model(tmp_path / "layer.keras")
+    got = [np.asarray(t) for t in keras.tree.flatten(reloaded(args, training=False))]
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(num_heads=5), "d_model=32 is not divisible by num_heads=5"),
+        (dict(num_layers=0), "num_layers must be a positive integer"),
+        (dict(dff=-1), "dff must be a positive integer"),
+        (dict(dropout_rate=1.5), r"dropout_rate must be a number in \[0, 1\)"),
+        (dict(input_vocab_size=0), "vocab_size must be a positive integer"),
+        (dict(share_embeddings=True), "share_embeddings=True .* needs one joint vocabulary"),
+    ],
+)
+def test_bad_arguments_give_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Transformer(**{**TINY, **kwargs})
+
+
+def test_unknown_preset_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"Unknown preset 'huge'; choose one of \['base', 'big', 'small', 'tiny'\]"):
+        Transformer.from_preset("huge", 10, 10)
+
+
+def copy_task(rng, n):
+    """Source: random tokens 3..11; decoder input: start token 1 + the source shifted right."""
+    source = rng.integers(3, 12, size=(n, 6)).astype("int32")
+    decoder_input = np.concatenate([np.ones((n, 1), "int32"), source[:, :-1]], axis=1)
+    return (source, decoder_input), source
+
+
+def test_a_tiny_model_learns_to_copy_unseen_sequences(rng):
+    """End to end: gradients reach every part, and teacher forcing with the shifted target works."""
+    model = Transformer(1, 32, 4, 64, input_vocab_size=12, target_vocab_size=12, dropout_rate=0.0)
+    model.compile(
+        optimizer=keras.optimizers.Adam(5e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    model.fit(*copy_task(rng, 512), epochs=12, batch_size=32, verbose=0)
+    _, accuracy = model.evaluate(*copy_task(rng, 256), verbose=0)
+    assert accuracy > 0.95  # chance is 1/9
+
+
+def test_mixed_precision_keeps_masks_finite_and_logits_float32(rng):
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = Transformer(**TINY)
+        logits = model((random_ids(rng, 2, 6, 50, pad_from=[2, 6]), random_ids(rng, 2, 5, 60, pad_from=[3, 5])))
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert logits.dtype == "float32" and np.isfinite(np.asarray(logits)).all()
+    assert model.encoder.stack_layers[0].self_attention.wq.compute_dtype == "float16"
