@@ -2,6 +2,8 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from pathlib import Path  # noqa: E402
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -31,3 +33,10 @@ def random_ids(rng, batch, length, vocab_size, pad_from=None):
 def keras_mask_of(tensor):
     """The implicit mask Keras attached to a tensor (e.g. by `Embedding(mask_zero=True)`), or None."""
     return getattr(tensor, "_keras_mask", None)
+
+
+SHARED_DATA = Path(os.environ.get("TRANSFORMER_BOOK_DATA") or "/nonexistent")
+requires_shared_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(),
+    reason="needs the offline corpora: set TRANSFORMER_BOOK_DATA to ../shared/data (CI and `make test` do)",
+)

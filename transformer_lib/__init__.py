@@ -9,6 +9,11 @@ One module per box of the paper's Figure 1:
     add_norm             §5.4  AddNorm (post-LN or pre-LN)
     encoder, decoder     §3.1  EncoderLayer, Encoder, DecoderLayer, Decoder
     model                §3    Transformer, PRESETS, count_parameters
+
+and the data around it:
+
+    tokenizer            §5.1  SubwordTokenizer (SentencePiece BPE; 0 = pad, 1 = start, 2 = end, 3 = unknown)
+    data                 §5.1  load_parallel_corpus, train_tokenizers, make_batches, padding_fraction
 """
 
 import os
@@ -18,6 +23,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from transformer_lib.add_norm import AddNorm  # noqa: E402
 from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
+from transformer_lib.data import (  # noqa: E402
+    CORPORA,
+    ChecksumError,
+    CorpusUnavailableError,
+    load_parallel_corpus,
+    make_batches,
+    padding_fraction,
+    train_tokenizers,
+)
 from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
@@ -30,10 +44,23 @@ from transformer_lib.masks import (  # noqa: E402
 )
 from transformer_lib.model import PRESETS, Transformer, count_parameters  # noqa: E402
 from transformer_lib.positional_encoding import PositionalEmbedding, positional_encoding  # noqa: E402
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, UNKNOWN_ID, SubwordTokenizer  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CORPORA",
+    "ChecksumError",
+    "CorpusUnavailableError",
+    "END_ID",
+    "PAD_ID",
+    "START_ID",
+    "SubwordTokenizer",
+    "UNKNOWN_ID",
+    "load_parallel_corpus",
+    "make_batches",
+    "padding_fraction",
+    "train_tokenizers",
     "AddNorm",
     "Decoder",
     "DecoderLayer",

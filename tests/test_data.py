@@ -1,0 +1,271 @@
+import shutil
+import urllib.error
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import SHARED_DATA, requires_shared_data
+
+from benchmarks.padding import main, measure
+from transformer_lib import data
+from transformer_lib.data import ChecksumError, CorpusUnavailableError, load_parallel_corpus, make_batches
+from transformer_lib.data import padding_fraction, train_tokenizers
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+
+
+@pytest.fixture(scope="module")
+def synthetic_tokenizers():
+    return train_tokenizers(load_parallel_corpus("synthetic", "train"), vocab_size=400)
+
+
+# --- Corpora -------------------------------------------------------------------------------------
+
+
+@requires_shared_data
+@pytest.mark.parametrize("name, total", [("tatoeba/rus-eng", 19_425), ("tatoeba/por-eng", 13_222)])
+def test_tatoeba_splits_partition_the_corpus_by_source_sentence(name, total):
+    splits = {split: load_parallel_corpus(name, split) for split in ("train", "validation", "test")}
+    assert sum(len(pairs) for pairs in splits.values()) == total
+    sources = {split: {s for s, _ in pairs} for split, pairs in splits.items()}
+    assert not sources["train"] & sources["validation"]
+    assert not sources["train"] & sources["test"]
+    assert not sources["validation"] & sources["test"]
+    assert 0.85 < len(splits["train"]) / total < 0.95
+    assert all(s.strip() and t.strip() for pairs in splits.values() for s, t in pairs)
+
+
+@requires_shared_data
+def test_tatoeba_pairs_are_russian_to_english_and_aligned():
+    pairs = load_parallel_corpus("tatoeba/rus-eng", "train")
+    cyrillic = sum(any("а" <= c <= "я" for c in s.lower()) for s, _ in pairs)
+    latin_targets = sum(any("a" <= c <= "z" for c in t.lower()) for _, t in pairs)
+    assert cyrillic / len(pairs) > 0.99 and latin_targets / len(pairs) > 0.99
+
+
+@requires_shared_data
+def test_a_corrupted_local_copy_fails_its_checksum(tmp_path, monkeypatch):
+    shutil.copytree(SHARED_DATA / data.TATOEBA_DIR, tmp_path / data.TATOEBA_DIR)
+    victim = tmp_path / data.TATOEBA_DIR / "eng-rus" / "tatoeba-test-v2021-08-07.rus"
+    content = bytearray(victim.read_bytes())
+    content[1000] ^= 0x01  # one bit of one byte
+    victim.write_bytes(bytes(content))
+    monkeypatch.setenv(data.DATA_ENV, str(tmp_path))
+    with pytest.raises(ChecksumError, match=r"tatoeba-test-v2021-08-07\.rus has sha256 \w+, expected 643d0d8b"):
+        load_parallel_corpus("tatoeba/rus-eng", "train")
+
+
+def test_a_missing_local_file_is_an_error_not_a_download(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.DATA_ENV, str(tmp_path))
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("must not download"))
+    with pytest.raises(CorpusUnavailableError, match="nothing is downloaded.*tatoeba-test-v2021-08-07.rus"):
+        load_parallel_corpus("tatoeba/rus-eng", "train")
+
+
+def test_online_download_uses_the_pinned_commit_and_checksum(tmp_path, monkeypatch):
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    calls = []
+
+    def fake_get_file(fname, origin, file_hash, hash_algorithm, cache_subdir):
+        calls.append((fname, origin, file_hash, hash_algorithm, cache_subdir))
+        path = tmp_path / fname
+        path.write_text("не тот файл\n", encoding="utf-8")
+        return str(path)
+
+    monkeypatch.setattr(keras.utils, "get_file", fake_get_file)
+    with pytest.raises(ChecksumError):  # the fake file is not the pinned one
+        load_parallel_corpus("tatoeba/rus-eng", "train")
+    fname, origin, file_hash, algorithm, subdir = calls[0]
+    assert origin == (
+        "https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
+        "/datasets/helsinki_nlp/tatoeba/testsets/eng-rus/tatoeba-test-v2021-08-07.rus"
+    )
+    assert (fname, algorithm) == ("tatoeba-test-v2021-08-07.rus", "sha256")
+    assert file_hash == "643d0d8beedac2add8b8a6523bacdbbb349e438e0139eb5ef9b4cc0f63660cd5"
+
+
+def test_a_failed_download_says_what_to_do(monkeypatch):
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("Name or service not known")
+
+    monkeypatch.setattr(keras.utils, "get_file", offline)
+    with pytest.raises(CorpusUnavailableError, match="Could not download .* set TRANSFORMER_BOOK_DATA"):
+        load_parallel_corpus("tatoeba/rus-eng", "train")
+
+
+@requires_shared_data
+@pytest.mark.parametrize("split, count", [("test", 1_803), ("validation", 1_193)])
+def test_tfds_ted_corpus_loads_from_a_local_data_dir(split, count, monkeypatch):
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    tfds_dir = SHARED_DATA / "ted_hrlr_translate_pt_to_en" / "tfds"
+    pairs = load_parallel_corpus("ted_hrlr/pt_to_en", split, data_dir=tfds_dir, download=False)
+    assert len(pairs) == count
+    if split == "validation":  # the pair the TensorFlow tutorial prints first
+        assert pairs[0] == ("tinham comido peixe com batatas fritas ?", "did they eat fish and chips ?")
+
+
+@requires_shared_data
+def test_tfds_ted_corpus_is_found_through_the_environment_variable():
+    assert len(load_parallel_corpus("ted_hrlr/pt_to_en", "test")) == 1_803
+
+
+def test_tfds_unreachable_host_fails_fast_with_alternatives(tmp_path, monkeypatch):
+    import tensorflow_datasets as tfds
+
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+
+    def no_network(*args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(data.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(tfds, "load", lambda *a, **k: pytest.fail("must not start a download that retries"))
+    with pytest.raises(CorpusUnavailableError) as error:
+        load_parallel_corpus("ted_hrlr/ru_to_en", "train", data_dir=tmp_path)
+    message = str(error.value)
+    assert "phontron.com" in message and "Temporary failure in name resolution" in message
+    assert "TRANSFORMER_BOOK_DATA" in message and "tatoeba/rus-eng" in message
+
+
+def test_tfds_without_download_and_without_data_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    with pytest.raises(CorpusUnavailableError, match="not prepared in .* and download=False"):
+        load_parallel_corpus("ted_hrlr/ru_to_en", "test", data_dir=tmp_path, download=False)
+
+
+@pytest.mark.parametrize(
+    "name, split, message",
+    [
+        ("tatoeba/deu-eng", "train", "Unknown corpus 'tatoeba/deu-eng'"),
+        ("ted_hrlr/xx_to_en", "train", "the ted_hrlr pairs are"),
+        ("wmt14", "train", "Unknown corpus 'wmt14'; choose one of"),
+        ("synthetic", "dev", r"Unknown split 'dev'; choose one of \('train', 'validation', 'test'\)"),
+    ],
+)
+def test_unknown_names_list_the_valid_ones(name, split, message):
+    with pytest.raises(ValueError, match=message):
+        load_parallel_corpus(name, split)
+
+
+@pytest.mark.parametrize(
+    "number, russian, english",
+    [
+        (0, "ноль", "zero"),
+        (11, "одиннадцать", "eleven"),
+        (21, "двадцать один", "twenty-one"),
+        (300, "триста", "three hundred"),
+        (1001, "одна тысяча один", "one thousand one"),
+        (2024, "две тысячи двадцать четыре", "two thousand twenty-four"),
+        (4110, "четыре тысячи сто десять", "four thousand one hundred ten"),
+        (5000, "пять тысяч", "five thousand"),
+        (9999, "девять тысяч девятьсот девяносто девять", "nine thousand nine hundred ninety-nine"),
+    ],
+)
+def test_synthetic_corpus_spells_numbers_correctly(number, russian, english):
+    assert data.synthetic_pairs()[number] == (russian, english)
+
+
+def test_synthetic_corpus_splits_are_deterministic_and_complete():
+    splits = [load_parallel_corpus("synthetic", split) for split in ("train", "validation", "test")]
+    assert sum(map(len, splits)) == 10_000
+    assert load_parallel_corpus("synthetic", "test") == splits[2]
+    dataset = load_parallel_corpus("synthetic", "test", as_dataset=True)
+    assert [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()] == splits[2]
+
+
+# --- Batches -------------------------------------------------------------------------------------
+
+
+def all_batches(dataset):
+    return [(s, t_in, t_out) for (s, t_in), t_out in dataset.as_numpy_iterator()]
+
+
+@pytest.mark.parametrize("options", [dict(batch_size=16), dict(batch_tokens=256), dict(batch_size=16, bucketing=False)])
+def test_batches_respect_max_length_and_shift_the_target_by_one(options, synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+    dataset = make_batches(pairs, synthetic_tokenizers, max_length=12, verbose=False, **options)
+    batches = all_batches(dataset)
+    assert len(batches) == dataset.cardinality()  # the count Keras's progress bar shows
+    for source, target_in, target_out in batches:
+        assert source.dtype == target_in.dtype == np.int32
+        assert source.shape[1] <= 12 and target_in.shape[1] <= 11 and target_out.shape == target_in.shape
+        np.testing.assert_array_equal(source[:, 0], START_ID)
+        np.testing.assert_array_equal(target_in[:, 0], START_ID)
+        np.testing.assert_array_equal(target_in[:, 1:], target_out[:, :-1])  # shifted by one
+        for row in (source, target_out):  # END closes every sequence, then only padding follows
+            lengths = (row != PAD_ID).sum(axis=1)
+            np.testing.assert_array_equal(row[np.arange(len(row)), lengths - 1], END_ID)
+            assert ((row != PAD_ID).cumsum(axis=1) == np.minimum(np.arange(1, row.shape[1] + 1), lengths[:, None])).all()
+
+
+def test_every_kept_pair_appears_once_and_the_dropped_ones_are_reported(synthetic_tokenizers, capsys):
+    pairs = load_parallel_corpus("synthetic", "validation")
+    source_tokenizer, target_tokenizer = synthetic_tokenizers
+    lengths = [(len(source_tokenizer.encode(s)) + 2, len(target_tokenizer.encode(t)) + 2) for s, t in pairs]
+    max_length = max(max(pair) for pair in lengths) - 1
+    expected_kept = sum(max(ls, lt) <= max_length for ls, lt in lengths)
+    assert 0 < expected_kept < len(pairs)  # some pairs are too long
+
+    dataset = make_batches(pairs, synthetic_tokenizers, batch_size=8, max_length=max_length)
+    report = capsys.readouterr().out
+    assert f"kept {expected_kept:,} of {len(pairs):,} pairs" in report
+    assert f"dropped {len(pairs) - expected_kept:,} longer than max_length={max_length}" in report
+    decoded = sorted(t for _, _, t_out in all_batches(dataset) for t in target_tokenizer.decode(t_out.tolist()))
+    expected = sorted(t for (s, t), (ls, lt) in zip(pairs, lengths) if max(ls, lt) <= max_length)
+    assert decoded == expected
+
+
+def test_shuffling_is_seeded_and_changes_each_epoch(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+
+    def first_batches(seed):
+        dataset = make_batches(pairs, synthetic_tokenizers, batch_size=8, seed=seed, verbose=False)
+        return [next(iter(dataset))[1] for _ in range(2)]  # first batch of two epochs
+
+    (epoch1, epoch2), (again1, _) = first_batches(3), first_batches(3)
+    np.testing.assert_array_equal(epoch1, again1)
+    assert not np.array_equal(epoch1, epoch2)
+
+
+def test_batch_arguments_are_checked(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "test")
+    with pytest.raises(ValueError, match="exactly one of batch_size"):
+        make_batches(pairs, synthetic_tokenizers)
+    with pytest.raises(ValueError, match="exactly one of batch_size"):
+        make_batches(pairs, synthetic_tokenizers, batch_size=8, batch_tokens=100)
+    with pytest.raises(ValueError, match="No pair left"):
+        make_batches([("тысяча " * 20, "thousand " * 20)], synthetic_tokenizers, batch_size=8, max_length=5)
+    with pytest.raises(ValueError, match="max_length=2 leaves no room"):
+        make_batches(pairs, synthetic_tokenizers, batch_size=8, max_length=2)
+
+
+def test_batches_feed_model_fit(synthetic_tokenizers):
+    from transformer_lib import Transformer
+
+    source_tokenizer, target_tokenizer = synthetic_tokenizers
+    dataset = make_batches(load_parallel_corpus("synthetic", "test"), synthetic_tokenizers, batch_size=32, verbose=False)
+    model = Transformer(1, 16, 2, 32, source_tokenizer.vocab_size, target_tokenizer.vocab_size)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(dataset, epochs=1, verbose=0, shuffle=False)  # the dataset shuffles itself
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_padding_fraction_counts_pad_tokens():
+    batch = ((tf.constant([[1, 5, 2, 0]]), tf.constant([[1, 6, 0]])), tf.constant([[6, 2, 0]]))
+    assert padding_fraction(tf.data.Dataset.from_tensors(batch)) == pytest.approx(2 / 7)
+
+
+@requires_shared_data
+def test_bucketing_keeps_padding_under_ten_percent_on_tatoeba():
+    result = measure("tatoeba/rus-eng")  # what `python -m benchmarks.padding` prints
+    print(f"padding on Tatoeba rus-eng: bucketing {result['bucketing']:.1%}, padded_batch {result['padded_batch']:.1%}")
+    assert result["bucketing"] <= 0.10
+    assert result["bucketing"] < result["padded_batch"]
+
+
+def test_padding_benchmark_runs_and_prints_both_numbers(capsys):
+    result = main(["--corpus", "synthetic", "--vocab-size", "400", "--batch-tokens", "512"])
+    printed = capsys.readouterr().out
+    assert f"{result['padded_batch']:6.1%}" in printed and f"{result['bucketing']:6.1%}" in printed
+    assert 0 <= result["bucketing"] < result["padded_batch"] < 1

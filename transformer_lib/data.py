@@ -1,0 +1,440 @@
+"""Parallel corpora that load anywhere, and the tf.data pipeline that batches them.
+
+Corpora (`load_parallel_corpus(name, split)`):
+
+- ``"tatoeba/rus-eng"`` (the book's default) and ``"tatoeba/por-eng"``: the Tatoeba Translation
+  Challenge test sets v2021-08-07 (Tiedemann 2020), 19,425 and 13,222 human-translated pairs of
+  everyday sentences. They are published as *test* sets; this course trains on 90% of them, which
+  is fine for learning and says nothing about the challenge's leaderboard. Files are pinned to one
+  commit of Helsinki-NLP/OPUS-MT-testsets and checked against their sha256.
+- ``"ted_hrlr/ru_to_en"`` and the other TFDS ``ted_hrlr_translate`` pairs, through `tfds.load`, as the
+  seed articles did. Its host no longer serves the archive; when it cannot be reached you get one
+  clear error within seconds instead of minutes of retries.
+- ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
+  words, generated in code: a real (tiny) translation task with no data to fetch.
+
+Offline copies: when the environment variable ``TRANSFORMER_BOOK_DATA`` is set, files are read from
+there (same layout as the downloads), checked against the same sha256, and nothing is downloaded.
+
+Pipeline (`make_batches`): tokenize once, add start/end, drop what is longer than `max_length`
+(and say how many), bucket by length so batches carry little padding, shuffle with a seed, and
+yield ``((source_ids, target_in), target_out)`` for `model.fit`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import math
+import os
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
+
+DATA_ENV = "TRANSFORMER_BOOK_DATA"
+SPLITS = ("train", "validation", "test")
+SPLIT_PERCENT = {"train": 90, "validation": 5, "test": 5}
+
+TATOEBA_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
+TATOEBA_URL = (
+    f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
+    "/datasets/helsinki_nlp/tatoeba/testsets"
+)
+TATOEBA_DIR = "tatoeba_test_v2021-08-07"
+TATOEBA_SHA256 = {
+    "eng-rus/tatoeba-test-v2021-08-07.eng": "3d89c0281402c08dd6f8158301bf44586997b7f76070269c9ee4097c4f10fcb2",
+    "eng-rus/tatoeba-test-v2021-08-07.rus": "643d0d8beedac2add8b8a6523bacdbbb349e438e0139eb5ef9b4cc0f63660cd5",
+    "eng-por/tatoeba-test-v2021-08-07.eng": "e6e3bdd486f121fe4876439d92bf52cdc6faab7cdf816888360465bc61f11fab",
+    "eng-por/tatoeba-test-v2021-08-07.por": "8a5148ff3b5515cb4948e9b17621bed646851c13ad1d217c2e4ab6e3ac081389",
+}
+
+TED_PAIRS = ("az_to_en", "aztr_to_en", "be_to_en", "begl_to_en", "es_to_pt", "fr_to_pt", "gl_to_en",
+             "gl_to_pt", "he_to_pt", "it_to_pt", "pt_to_en", "ru_to_en", "ru_to_pt", "tr_to_en")
+TED_URL = "http://www.phontron.com/data/qi18naacl-dataset.tar.gz"  # what TFDS downloads
+# Local TFDS copies whose files we know (TRANSFORMER_BOOK_DATA/ted_hrlr_translate_<pair>/tfds/...).
+TED_LOCAL_SHA256 = {
+    ("pt_to_en", "test"): "9b91c39b65609ada6f4f4e5e1a0ed5889651a9dbdcb06d0d8bedf5d6a661749d",
+    ("pt_to_en", "validation"): "568848605b2232071a4203bc15581cde8d6c969f5fb3d4785681976cdd70ad95",
+}
+
+CORPORA = ("tatoeba/rus-eng", "tatoeba/por-eng", *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+
+
+class CorpusUnavailableError(RuntimeError):
+    """A corpus could not be read or fetched; the message names the cause and the alternatives."""
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 is not the pinned one: it is damaged or a different version."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpora
+
+
+def load_parallel_corpus(
+    name: str = "tatoeba/rus-eng",
+    split: str = "train",
+    as_dataset: bool = False,
+    data_dir: str | Path | None = None,
+    download: bool = True,
+):
+    """Aligned (source, target) sentence pairs of one split of a corpus.
+
+    Args:
+        name: one of `CORPORA`; "tatoeba/rus-eng" is Russian -> English.
+        split: "train", "validation" or "test". Tatoeba and "synthetic" are split 90/5/5 by a hash
+            of the *source* sentence, so a sentence with several reference translations stays in
+            one split.
+        as_dataset: return a `tf.data.Dataset` of (source, target) string pairs instead of a list.
+        data_dir: TFDS corpora only: the TFDS `data_dir`.
+        download: TFDS corpora only: allow TFDS to download and prepare the data.
+
+    Returns:
+        A list of `(source, target)` Python strings, or a `tf.data.Dataset` of string pairs.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
+    if name.startswith("tatoeba/"):
+        pairs = _split(_tatoeba_pairs(name), split)
+    elif name.startswith("ted_hrlr/"):
+        pairs = _ted_pairs(name, split, data_dir, download)
+    elif name == "synthetic":
+        pairs = _split(synthetic_pairs(), split)
+    else:
+        raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
+    if not as_dataset:
+        return pairs
+    sources, targets = zip(*pairs) if pairs else ((), ())
+    return tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
+
+
+def split_of(source: str) -> str:
+    """The split a source sentence belongs to: a hash of its text, so it never changes."""
+    bucket = int.from_bytes(hashlib.sha256(source.encode("utf-8")).digest()[:8], "big") % 100
+    if bucket < SPLIT_PERCENT["train"]:
+        return "train"
+    return "validation" if bucket < SPLIT_PERCENT["train"] + SPLIT_PERCENT["validation"] else "test"
+
+
+def _split(pairs: list[tuple[str, str]], split: str) -> list[tuple[str, str]]:
+    return [pair for pair in pairs if split_of(pair[0]) == split]
+
+
+def _tatoeba_pairs(name: str) -> list[tuple[str, str]]:
+    source_lang, target_lang = name.removeprefix("tatoeba/").split("-") if "-" in name else ("", "")
+    folder = {"rus": "eng-rus", "por": "eng-por"}.get(source_lang)
+    if folder is None or target_lang != "eng":
+        raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
+    sources = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.{source_lang}"))
+    targets = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.eng"))
+    if len(sources) != len(targets):
+        raise CorpusUnavailableError(f"{name}: {len(sources)} source lines but {len(targets)} target lines.")
+    return list(zip(sources, targets))
+
+
+def _read_lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+
+
+def local_data_dir() -> Path | None:
+    """The offline data folder named by TRANSFORMER_BOOK_DATA, or None when it is not set."""
+    root = os.environ.get(DATA_ENV)
+    if not root:
+        return None
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise CorpusUnavailableError(f"{DATA_ENV}={root} is not a folder. Point it at the data folder or unset it.")
+    return root
+
+
+def fetch_file(relative_path: str) -> Path:
+    """One pinned Tatoeba file: from TRANSFORMER_BOOK_DATA if set (never downloading), else from the
+    Keras cache, downloading it once. Either way its sha256 is checked."""
+    sha256 = TATOEBA_SHA256[relative_path]
+    url = f"{TATOEBA_URL}/{relative_path}"
+    root = local_data_dir()
+    if root is not None:
+        path = root / TATOEBA_DIR / relative_path
+        if not path.is_file():
+            raise CorpusUnavailableError(
+                f"{DATA_ENV} is set, so nothing is downloaded, but {TATOEBA_DIR}/{relative_path} is not in it. "
+                f"Copy the file there (from {url}) or unset {DATA_ENV} to download it."
+            )
+    else:
+        import keras  # only needed for downloads
+
+        folder, filename = f"{TATOEBA_DIR}/{relative_path}".rsplit("/", 1)
+        try:
+            path = Path(
+                keras.utils.get_file(
+                    filename,
+                    origin=url,
+                    file_hash=sha256,
+                    hash_algorithm="sha256",
+                    cache_subdir=f"datasets/transformer_book/{folder}",
+                )
+            )
+        except Exception as error:  # network failures come in many types
+            raise CorpusUnavailableError(
+                f"Could not download {url} ({type(error).__name__}: {error}). Check the connection, or "
+                f"set {DATA_ENV} to a folder holding {TATOEBA_DIR}/{relative_path}."
+            ) from error
+    verify_sha256(path, sha256)
+    return path
+
+
+def verify_sha256(path: Path, expected: str) -> None:
+    """Raise ChecksumError unless the file's sha256 is `expected`."""
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != expected:
+        raise ChecksumError(
+            f"{path.name} has sha256 {actual}, expected {expected}: the file is damaged or another version. "
+            f"Delete it and download it again, or restore the original copy."
+        )
+
+
+def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[str, str]]:
+    import tensorflow_datasets as tfds
+
+    pair = name.removeprefix("ted_hrlr/")
+    if pair not in TED_PAIRS:
+        raise ValueError(f"Unknown corpus {name!r}; the ted_hrlr pairs are {TED_PAIRS}.")
+    alternatives = (
+        f"Alternatives: set {DATA_ENV} to a folder holding ted_hrlr_translate_{pair}/tfds (a TFDS data_dir), "
+        f"pass data_dir= to a prepared copy, or use the book's default corpus, load_parallel_corpus('tatoeba/rus-eng')."
+    )
+    root = local_data_dir()
+    if data_dir is None and root is not None:  # the offline copy, never downloading
+        data_dir, download = root / f"ted_hrlr_translate_{pair}" / "tfds", False
+        if not data_dir.is_dir():
+            raise CorpusUnavailableError(f"{DATA_ENV} is set but has no ted_hrlr_translate_{pair}/tfds. {alternatives}")
+        record = data_dir / "ted_hrlr_translate" / pair / "1.0.0" / f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001"
+        if (pair, split) in TED_LOCAL_SHA256 and record.is_file():
+            verify_sha256(record, TED_LOCAL_SHA256[(pair, split)])
+    builder = tfds.builder(f"ted_hrlr_translate/{pair}", data_dir=data_dir)
+    if not builder.is_prepared():
+        if not download:
+            raise CorpusUnavailableError(
+                f"ted_hrlr_translate/{pair} is not prepared in {builder.data_dir} and download=False. {alternatives}"
+            )
+        reason = _unreachable(TED_URL)
+        if reason:
+            raise CorpusUnavailableError(
+                f"Cannot download ted_hrlr_translate/{pair}: its host does not answer ({TED_URL}: {reason}); "
+                f"TFDS would retry for minutes. {alternatives}"
+            )
+    try:
+        dataset = tfds.load(
+            f"ted_hrlr_translate/{pair}", split=split, as_supervised=True, data_dir=data_dir, download=download
+        )
+    except Exception as error:
+        raise CorpusUnavailableError(
+            f"tfds.load('ted_hrlr_translate/{pair}', split='{split}') failed: {type(error).__name__}: {error}. "
+            f"{alternatives}"
+        ) from error
+    return [(s.decode("utf-8"), t.decode("utf-8")) for s, t in dataset.as_numpy_iterator()]
+
+
+def _unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why `url` cannot be fetched right now (a short message), or None if it answers."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
+            return None
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except (urllib.error.URLError, OSError) as error:
+        return str(getattr(error, "reason", error))
+
+
+# The synthetic corpus: numbers in Russian words -> the same numbers in English words.
+_RU_UNITS = "ноль один два три четыре пять шесть семь восемь девять".split()
+_RU_TEENS = ("десять одиннадцать двенадцать тринадцать четырнадцать пятнадцать шестнадцать "
+             "семнадцать восемнадцать девятнадцать").split()
+_RU_TENS = "_ _ двадцать тридцать сорок пятьдесят шестьдесят семьдесят восемьдесят девяносто".split()
+_RU_HUNDREDS = "_ сто двести триста четыреста пятьсот шестьсот семьсот восемьсот девятьсот".split()
+# Thousands agree in gender and case with the number: одна тысяча, две/три/четыре тысячи, пять тысяч.
+_RU_THOUSANDS = ["_", "одна тысяча", "две тысячи", "три тысячи", "четыре тысячи",
+                 *(f"{u} тысяч" for u in _RU_UNITS[5:])]
+_EN_UNITS = "zero one two three four five six seven eight nine".split()
+_EN_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_EN_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def russian_number(n: int) -> str:
+    """0 <= n <= 9999 in Russian words, e.g. 2021 -> "две тысячи двадцать один"."""
+    return _number_words(n, _RU_UNITS, _RU_TEENS, _RU_TENS, lambda h: _RU_HUNDREDS[h], lambda t: _RU_THOUSANDS[t], " ")
+
+
+def english_number(n: int) -> str:
+    """0 <= n <= 9999 in English words, e.g. 2021 -> "two thousand twenty-one"."""
+    return _number_words(
+        n, _EN_UNITS, _EN_TEENS, _EN_TENS, lambda h: f"{_EN_UNITS[h]} hundred", lambda t: f"{_EN_UNITS[t]} thousand", "-"
+    )
+
+
+def _number_words(n, units, teens, tens, hundreds, thousands, tens_joiner) -> str:
+    if not 0 <= n <= 9999:
+        raise ValueError(f"The synthetic corpus spells numbers from 0 to 9999, got {n}.")
+    if n == 0:
+        return units[0]
+    words = []
+    if n >= 1000:
+        words.append(thousands(n // 1000))
+    if n % 1000 >= 100:
+        words.append(hundreds(n % 1000 // 100))
+    rest = n % 100
+    if 10 <= rest < 20:
+        words.append(teens[rest - 10])
+    elif rest >= 20:
+        words.append(tens[rest // 10] + (f"{tens_joiner}{units[rest % 10]}" if rest % 10 else ""))
+    elif rest > 0:
+        words.append(units[rest])
+    return " ".join(words)
+
+
+def synthetic_pairs() -> list[tuple[str, str]]:
+    """All 10,000 pairs (Russian words, English words) for the numbers 0 ... 9999."""
+    return [(russian_number(n), english_number(n)) for n in range(10_000)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Tokenizers and batches
+
+
+def train_tokenizers(
+    pairs: Sequence[tuple[str, str]], vocab_size: int = 8000, joint: bool = False, lowercase: bool = False
+) -> tuple[SubwordTokenizer, SubwordTokenizer]:
+    """(source, target) tokenizers trained on the pairs (use the training split only).
+
+    With `joint=True` one tokenizer is trained on both languages and returned twice: the shared
+    vocabulary that `Transformer(share_embeddings=True)` needs.
+    """
+    if joint:
+        tokenizer = SubwordTokenizer.train([s for pair in pairs for s in pair], vocab_size, lowercase)
+        return tokenizer, tokenizer
+    return (
+        SubwordTokenizer.train([s for s, _ in pairs], vocab_size, lowercase),
+        SubwordTokenizer.train([t for _, t in pairs], vocab_size, lowercase),
+    )
+
+
+def default_bucket_boundaries(max_length: int) -> list[int]:
+    """Bucket upper bounds 3, 4, ..., growing by ~10% (at least 1) up to max_length."""
+    bounds, b = [], 3
+    while b <= max_length:
+        bounds.append(b)
+        b = max(b + 1, int(b * 1.1))
+    return bounds
+
+
+def make_batches(
+    pairs,
+    tokenizers: SubwordTokenizer | tuple[SubwordTokenizer, SubwordTokenizer],
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
+    max_length: int = 64,
+    bucketing: bool = True,
+    shuffle: bool = True,
+    seed: int = 0,
+    verbose: bool = True,
+) -> tf.data.Dataset:
+    """Tokenized, filtered, bucketed, shuffled batches ready for `model.fit`.
+
+    Args:
+        pairs: (source, target) strings: a list, or a `tf.data.Dataset` of string pairs.
+        tokenizers: `(source_tokenizer, target_tokenizer)`, or one joint tokenizer.
+        batch_size: sentences per batch; or
+        batch_tokens: about this many tokens per batch (short sentences give bigger batches).
+        max_length: longest sequence kept, in tokens, start and end included; longer pairs are
+            dropped and counted.
+        bucketing: group sentences of similar length (`bucket_by_sequence_length`); False gives
+            the plain `padded_batch` of the TensorFlow tutorial, for comparison.
+        shuffle: shuffle the pairs (again each epoch) before batching; `seed` fixes the order.
+        verbose: print how many pairs were kept and dropped.
+
+    Returns:
+        A dataset of `((source_ids, target_in), target_out)`, int32 `[batch, len]`, 0 = padding;
+        target_in = START + sentence, target_out = sentence + END.
+    """
+    if (batch_size is None) == (batch_tokens is None):
+        raise ValueError("Give exactly one of batch_size (sentences per batch) or batch_tokens (tokens per batch).")
+    if max_length < 3:
+        raise ValueError(f"max_length={max_length} leaves no room for a token between start and end; use >= 3.")
+    source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
+    if isinstance(pairs, tf.data.Dataset):
+        pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
+    sources = source_tokenizer.encode([s for s, _ in pairs], add_start_end=True)
+    targets = target_tokenizer.encode([t for _, t in pairs], add_start_end=True)
+
+    empty = sum(1 for s, t in zip(sources, targets) if len(s) == 2 or len(t) == 2)
+    too_long = sum(1 for s, t in zip(sources, targets) if len(s) > max_length or len(t) > max_length)
+    kept = [(s, t) for s, t in zip(sources, targets) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
+    if verbose:
+        print(
+            f"make_batches: kept {len(kept):,} of {len(pairs):,} pairs; dropped {too_long:,} longer than "
+            f"max_length={max_length} tokens and {empty:,} with an empty side."
+        )
+    if not kept:
+        raise ValueError(f"No pair left after filtering (max_length={max_length}); raise max_length or check the data.")
+
+    dataset = tf.data.Dataset.from_tensor_slices((_ragged([s for s, _ in kept]), _ragged([t for _, t in kept])))
+    dataset = dataset.map(_dense_rows)  # elements: (source_ids [len_s], target_ids [len_t])
+    if shuffle:
+        dataset = dataset.shuffle(len(kept), seed=seed, reshuffle_each_iteration=True)
+
+    if bucketing:
+        boundaries = default_bucket_boundaries(max_length)
+        uppers = [*boundaries, max_length + 1]  # lengths in bucket i are < uppers[i]
+        sizes = [batch_size or max(1, batch_tokens // (upper - 1)) for upper in uppers]
+        dataset = dataset.bucket_by_sequence_length(
+            element_length_func=_pair_length,
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=sizes,
+        )
+        # The same bucketing in Python, to count the batches: Keras then shows a full progress bar.
+        per_bucket = Counter(bisect.bisect_right(boundaries, max(len(s), len(t))) for s, t in kept)
+        num_batches = sum(math.ceil(count / sizes[bucket]) for bucket, count in per_bucket.items())
+    else:
+        size = batch_size or max(1, batch_tokens // max_length)
+        dataset = dataset.padded_batch(size)
+        num_batches = math.ceil(len(kept) / size)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_batches))
+    return dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def _ragged(sequences: list[list[int]]) -> tf.RaggedTensor:
+    lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
+    flat = np.fromiter((i for s in sequences for i in s), dtype=np.int32, count=int(lengths.sum()))
+    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+
+
+def _pair_length(source, target):
+    return tf.maximum(tf.shape(source)[0], tf.shape(target)[0])
+
+
+def _dense_rows(source, target):
+    """Rows sliced from a RaggedTensor arrive as (rank-0-ragged) RaggedTensors; passing them through
+    a map turns them into ordinary 1-D Tensors, which `padded_batch` and bucketing need."""
+    return source, target
+
+
+def _teacher_forcing(source, target):
+    """The decoder reads target[:-1] (starting with START) and predicts target[1:] (ending with END)."""
+    return (source, target[:, :-1]), target[:, 1:]
+
+
+def padding_fraction(dataset: tf.data.Dataset) -> float:
+    """The share of padding among all token positions (source and target_out) of a batched dataset."""
+    pads = total = 0
+    for (source, _), target_out in dataset.as_numpy_iterator():
+        pads += int((source == PAD_ID).sum() + (target_out == PAD_ID).sum())
+        total += source.size + target_out.size
+    return pads / total if total else 0.0
