@@ -48,6 +48,7 @@ TATOEBA_URL = (
     "/datasets/helsinki_nlp/tatoeba/testsets"
 )
 TATOEBA_DIR = "tatoeba_test_v2021-08-07"
+TATOEBA_PAIRS = {"tatoeba/rus-eng": ("eng-rus", "rus"), "tatoeba/por-eng": ("eng-por", "por")}  # name: (folder, source)
 TATOEBA_SHA256 = {
     "eng-rus/tatoeba-test-v2021-08-07.eng": "3d89c0281402c08dd6f8158301bf44586997b7f76070269c9ee4097c4f10fcb2",
     "eng-rus/tatoeba-test-v2021-08-07.rus": "643d0d8beedac2add8b8a6523bacdbbb349e438e0139eb5ef9b4cc0f63660cd5",
@@ -64,7 +65,7 @@ TED_LOCAL_SHA256 = {
     ("pt_to_en", "validation"): "568848605b2232071a4203bc15581cde8d6c969f5fb3d4785681976cdd70ad95",
 }
 
-CORPORA = ("tatoeba/rus-eng", "tatoeba/por-eng", *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+CORPORA = (*TATOEBA_PAIRS, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
 class CorpusUnavailableError(RuntimeError):
@@ -129,10 +130,9 @@ def _split(pairs: list[tuple[str, str]], split: str) -> list[tuple[str, str]]:
 
 
 def _tatoeba_pairs(name: str) -> list[tuple[str, str]]:
-    source_lang, target_lang = name.removeprefix("tatoeba/").split("-") if "-" in name else ("", "")
-    folder = {"rus": "eng-rus", "por": "eng-por"}.get(source_lang)
-    if folder is None or target_lang != "eng":
+    if name not in TATOEBA_PAIRS:
         raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
+    folder, source_lang = TATOEBA_PAIRS[name]
     sources = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.{source_lang}"))
     targets = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.eng"))
     if len(sources) != len(targets):
@@ -374,9 +374,9 @@ def make_batches(
     sources = source_tokenizer.encode([s for s, _ in pairs], add_start_end=True)
     targets = target_tokenizer.encode([t for _, t in pairs], add_start_end=True)
 
-    empty = sum(1 for s, t in zip(sources, targets) if len(s) == 2 or len(t) == 2)
-    too_long = sum(1 for s, t in zip(sources, targets) if len(s) > max_length or len(t) > max_length)
+    too_long = sum(1 for s, t in zip(sources, targets) if max(len(s), len(t)) > max_length)
     kept = [(s, t) for s, t in zip(sources, targets) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
+    empty = len(pairs) - too_long - len(kept)  # only START and END on a side: nothing to translate
     if verbose:
         print(
             f"make_batches: kept {len(kept):,} of {len(pairs):,} pairs; dropped {too_long:,} longer than "
