@@ -40,3 +40,23 @@ requires_shared_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(),
     reason="needs the offline corpora: set TRANSFORMER_BOOK_DATA to ../shared/data (CI and `make test` do)",
 )
+
+
+@pytest.fixture(scope="session")
+def trained_tiny(tmp_path_factory):
+    """The `tiny` preset trained on the synthetic task (numbers in Russian words -> English words),
+    saved as a translator directory. About a minute on 2 CPU cores; shared by every test that needs
+    a model that really translates."""
+    import transformer_lib as tl
+    from transformer_lib.decoding import Translator
+    from transformer_lib.export import save_translator
+    from transformer_lib.training import make_optimizer, train
+
+    keras.utils.set_random_seed(0)
+    tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
+    batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "train"), tokenizers, batch_tokens=1024,
+                              max_length=24, verbose=False)
+    model = tl.Transformer.from_preset("tiny", tokenizers[0].vocab_size, tokenizers[1].vocab_size, dropout_rate=0.0)
+    train(model, batches, epochs=12, optimizer=make_optimizer(64, warmup_steps=600), verbose=0)
+    directory = save_translator(Translator(model, *tokenizers, max_length=24), tmp_path_factory.mktemp("tiny"))
+    return directory

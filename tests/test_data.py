@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from conftest import SHARED_DATA, requires_shared_data
 
-from benchmarks.padding import main, measure
+from benchmarks.padding import measure
 from transformer_lib import data
 from transformer_lib.data import ChecksumError, CorpusUnavailableError, load_parallel_corpus, make_batches
 from transformer_lib.data import padding_fraction, train_tokenizers
@@ -262,10 +262,3 @@ def test_bucketing_keeps_padding_under_ten_percent_on_tatoeba():
     print(f"padding on Tatoeba rus-eng: bucketing {result['bucketing']:.1%}, padded_batch {result['padded_batch']:.1%}")
     assert result["bucketing"] <= 0.10
     assert result["bucketing"] < result["padded_batch"]
-
-
-def test_padding_benchmark_runs_and_prints_both_numbers(capsys):
-    result = main(["--corpus", "synthetic", "--vocab-size", "400", "--batch-tokens", "512"])
-    printed = capsys.readouterr().out
-    assert f"{result['padded_batch']:6.1%}" in printed and f"{result['bucketing']:6.1%}" in printed
-    assert 0 <= result["bucketing"] < result["padded_batch"] < 1

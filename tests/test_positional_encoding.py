@@ -1,6 +1,5 @@
 import math
 
-import keras
 from conftest import keras_mask_of
 import numpy as np
 import pytest

@@ -81,6 +81,8 @@ def test_too_large_vocabulary_is_clamped_with_a_warning():
 def test_bad_input_gives_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="empty corpus"):
         SubwordTokenizer.train(["", "   "])
+    with pytest.raises(ValueError, match=r"vocab_size=100 cannot hold .*; use vocab_size >= \d+"):
+        SubwordTokenizer.train(["абв где ёжз"] * 10, vocab_size=100)
     with pytest.raises(FileNotFoundError, match="No tokenizer model at"):
         SubwordTokenizer.load(tmp_path / "missing.model")
     tokenizer = SubwordTokenizer.train(["a b c"] * 10, vocab_size=264)

@@ -14,6 +14,13 @@ and the data around it:
 
     tokenizer            §5.1  SubwordTokenizer (SentencePiece BPE; 0 = pad, 1 = start, 2 = end, 3 = unknown)
     data                 §5.1  load_parallel_corpus, train_tokenizers, make_batches, padding_fraction
+
+and what turns it into a translator:
+
+    training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train
+    decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
+    evaluation           §6.1  evaluate_bleu (sacreBLEU)
+    export                     save_translator, load_translator
 """
 
 import os
@@ -33,7 +40,10 @@ from transformer_lib.data import (  # noqa: E402
     train_tokenizers,
 )
 from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
+from transformer_lib.decoding import Translator, beam_search, greedy_decode  # noqa: E402
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
+from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
+from transformer_lib.export import load_translator, save_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
 from transformer_lib.masks import (  # noqa: E402
     decoder_mask,
@@ -44,11 +54,37 @@ from transformer_lib.masks import (  # noqa: E402
 )
 from transformer_lib.model import PRESETS, Transformer, count_parameters  # noqa: E402
 from transformer_lib.positional_encoding import PositionalEmbedding, positional_encoding  # noqa: E402
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, UNKNOWN_ID, SubwordTokenizer  # noqa: E402
+from transformer_lib.tokenizer import (  # noqa: E402
+    END_ID,
+    PAD_ID,
+    START_ID,
+    UNKNOWN_ID,
+    SubwordTokenizer,
+)
+from transformer_lib.training import (  # noqa: E402
+    MaskedLoss,
+    TransformerSchedule,
+    make_optimizer,
+    masked_accuracy,
+    masked_loss,
+    train,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MaskedLoss",
+    "Translator",
+    "TransformerSchedule",
+    "beam_search",
+    "evaluate_bleu",
+    "greedy_decode",
+    "load_translator",
+    "make_optimizer",
+    "masked_accuracy",
+    "masked_loss",
+    "save_translator",
+    "train",
     "CORPORA",
     "ChecksumError",
     "CorpusUnavailableError",

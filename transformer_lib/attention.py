@@ -49,8 +49,11 @@ def scaled_dot_product_attention(q, k, v, mask=None):
                 "mask with transformer_lib.from_keras_mask."
             )
         scores = scores + ops.cast(mask, scores.dtype) * large_negative(scores.dtype)
-    # The softmax runs in float32 even under mixed precision: float16 sums of exps lose accuracy.
-    weights = ops.cast(ops.softmax(ops.cast(scores, "float32"), axis=-1), v.dtype)  # (..., T, S)
+    # Softmax over the keys, in float32 even under mixed precision (float16 sums of exps lose
+    # accuracy). Subtracting the row maximum first keeps exp() from overflowing.
+    scores = ops.cast(scores, "float32")
+    exps = ops.exp(scores - ops.max(scores, axis=-1, keepdims=True))
+    weights = ops.cast(exps / ops.sum(exps, axis=-1, keepdims=True), v.dtype)  # (..., T, S)
     return ops.matmul(weights, v), weights  # (..., T, d_v), (..., T, S)
 
 
@@ -112,9 +115,20 @@ class MultiHeadAttention(keras.layers.Layer):
         return ops.reshape(x, (batch, length, self.d_model))  # (B, L, d_model)
 
     def call(self, query, key, value, mask=None):
+        k, v = self.project_key_value(key, value)  # (B, h, S, d_k) each
+        return self.attend(query, k, v, mask)
+
+    def project_key_value(self, key, value):
+        """K W^K and V W^V, split into heads: two `[B, h, S, d_k]` tensors.
+
+        Decoding computes these once per source sentence (cross-attention) or once per new token
+        (self-attention, the key/value cache) instead of at every step.
+        """
+        return self.split_heads(self.wk(key)), self.split_heads(self.wv(value))
+
+    def attend(self, query, k, v, mask=None):
+        """The queries' half of the layer, given projected keys and values `[B, h, S, d_k]`."""
         q = self.split_heads(self.wq(query))  # (B, h, T, d_k)
-        k = self.split_heads(self.wk(key))  # (B, h, S, d_k)
-        v = self.split_heads(self.wv(value))  # (B, h, S, d_k)
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
+from transformer_lib.tokenizer import PAD_ID, SubwordTokenizer
 
 DATA_ENV = "TRANSFORMER_BOOK_DATA"
 SPLITS = ("train", "validation", "test")

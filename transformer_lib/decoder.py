@@ -4,6 +4,7 @@ encoder-decoder (cross) attention and feed-forward."""
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.encoder import BaseTransformerLayer, Stack
@@ -49,14 +50,42 @@ class DecoderLayer(BaseTransformerLayer):
         h = self.self_attention_add_norm.sublayer_input(x)
         h, _ = self.self_attention(h, h, h, mask=self_attention_mask)  # no peeking at later targets
         x = self.self_attention_add_norm(x, h, training=training)
+        source_kv = self.cross_attention.project_key_value(encoder_output, encoder_output)
+        return self.attend_to_source(x, source_kv, cross_attention_mask, training)
 
+    def attend_to_source(self, x, source_kv, cross_attention_mask=None, training=None):
+        """Sub-layers 2 and 3, given the encoder output's projected keys and values `source_kv`."""
         h = self.cross_attention_add_norm.sublayer_input(x)
-        h, cross_weights = self.cross_attention(h, encoder_output, encoder_output, mask=cross_attention_mask)
+        h, cross_weights = self.cross_attention.attend(h, *source_kv, mask=cross_attention_mask)
         x = self.cross_attention_add_norm(x, h, training=training)
 
         h = self.feed_forward(self.feed_forward_add_norm.sublayer_input(x))
         x = self.feed_forward_add_norm(x, h, training=training)
         return x, cross_weights  # (batch, tgt_len, d_model), (batch, heads, tgt_len, src_len)
+
+    def step(self, x, cache, source_kv, cross_attention_mask=None):
+        """Incremental decoding: the layer's output for the newest position(s) only.
+
+        Args:
+            x: `[batch, new, d_model]`, the newest position(s).
+            cache: `(k, v)`, each `[batch, h, past, d_k]`: the self-attention keys and values of
+                all earlier positions, which never change (the look-ahead mask hides later ones).
+            source_kv: the cross-attention keys and values of the encoder output.
+
+        Returns:
+            `(x, cache, cross_weights)` with the new positions appended to the cache. With
+            `new = 1` this matches `call` on the whole prefix, at the cost of one position.
+        """
+        h = self.self_attention_add_norm.sublayer_input(x)
+        k, v = self.self_attention.project_key_value(h, h)  # (batch, h, new, d_k)
+        k = ops.concatenate([cache[0], k], axis=2)  # (batch, h, past + new, d_k)
+        v = ops.concatenate([cache[1], v], axis=2)
+        new, total = ops.shape(x)[1], ops.shape(k)[2]
+        causal = ops.cast(ops.arange(total)[None, :] > (total - new + ops.arange(new))[:, None], "float32")
+        h, _ = self.self_attention.attend(h, k, v, mask=causal)  # (batch, new, d_model)
+        x = self.self_attention_add_norm(x, h, training=False)
+        x, cross_weights = self.attend_to_source(x, source_kv, cross_attention_mask, training=False)
+        return x, (k, v), cross_weights
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -79,6 +108,29 @@ class Decoder(Stack):
 
     def build(self, target_ids_shape, encoder_output_shape, source_ids_shape):
         self.build_stack(target_ids_shape, encoder_output_shape)
+
+    def start_cache(self, encoder_output):
+        """What decoding needs once per source sentence: each layer's cross-attention keys and
+        values, and an empty self-attention cache."""
+        batch = ops.shape(encoder_output)[0]
+        first = self.stack_layers[0]
+        shape = (batch, first.num_heads, 0, first.d_model // first.num_heads)  # no position yet
+        caches = [(ops.zeros(shape, encoder_output.dtype), ops.zeros(shape, encoder_output.dtype))
+                  for _ in self.stack_layers]
+        source_kv = [layer.cross_attention.project_key_value(encoder_output, encoder_output)
+                     for layer in self.stack_layers]
+        return caches, source_kv
+
+    def step(self, target_ids, offset, caches, source_kv, source_ids):
+        """Decode the newest target token(s) `[batch, new]` at positions offset, offset + 1, ...,
+        reusing the caches from `start_cache` or the previous step. Returns `(x, caches)`."""
+        cross_mask = padding_mask(source_ids)  # (batch, 1, 1, src_len)
+        x = self.embedding(target_ids, offset=offset)  # (batch, new, d_model), no dropout
+        new_caches = []
+        for layer, cache, kv in zip(self.stack_layers, caches, source_kv):
+            x, cache, _ = layer.step(x, cache, kv, cross_mask)
+            new_caches.append(cache)
+        return self.finish(x), new_caches
 
     def call(self, target_ids, encoder_output, source_ids, training=None):
         self_mask = decoder_mask(target_ids)  # (batch, 1, tgt_len, tgt_len)

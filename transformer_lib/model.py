@@ -78,9 +78,11 @@ class Transformer(keras.Model):
     def build(self, input_shape):
         source_shape, target_shape = input_shape
         d_model = self.hyperparameters["d_model"]
-        self.encoder.build(source_shape)
-        self.decoder.build(target_shape, (*source_shape, d_model), source_shape)
-        if self.final_layer is not None:
+        if not self.encoder.built:
+            self.encoder.build(source_shape)
+        if not self.decoder.built:
+            self.decoder.build(target_shape, (*source_shape, d_model), source_shape)
+        if self.final_layer is not None and not self.final_layer.built:
             self.final_layer.build((*target_shape, d_model))
 
     def call(self, inputs, training=None):

@@ -50,6 +50,8 @@ class PositionalEmbedding(keras.layers.Layer):
 
     Call arguments:
         token_ids: int tensor `[batch, seq_len]`, `seq_len <= max_length`.
+        offset: position of the first token (a step of incremental decoding passes its step
+            number), default 0.
 
     Returns:
         `[batch, seq_len, d_model]` in the layer's compute dtype.
@@ -93,19 +95,19 @@ class PositionalEmbedding(keras.layers.Layer):
         """The `[vocab_size, d_model]` token embedding matrix (shared with the output layer in §3.4)."""
         return self.token_embedding.embeddings
 
-    def call(self, token_ids):
+    def call(self, token_ids, offset=0):
         seq_len = ops.shape(token_ids)[-1]
-        if isinstance(seq_len, int) and seq_len > self.max_length:
+        if isinstance(seq_len, int) and isinstance(offset, int) and offset + seq_len > self.max_length:
             raise ValueError(
-                f"Sequence length {seq_len} exceeds max_length={self.max_length}; "
+                f"Sequence length {offset + seq_len} exceeds max_length={self.max_length}; "
                 "build the layer (or the Transformer) with a larger max_length."
             )
         x = self.token_embedding(token_ids)  # (batch, seq, d_model)
         x = x * ops.cast(ops.sqrt(float(self.d_model)), x.dtype)
         if self.position_embedding is not None:
-            positions = self.position_embedding(ops.arange(seq_len))  # (seq, d_model)
+            positions = self.position_embedding(offset + ops.arange(seq_len))  # (seq, d_model)
         else:
-            positions = self.encoding[:seq_len]  # (seq, d_model)
+            positions = ops.slice(self.encoding, (offset, 0), (seq_len, self.d_model))  # (seq, d_model)
         return x + ops.cast(positions, x.dtype)[None]
 
     def get_config(self):

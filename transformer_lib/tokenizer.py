@@ -74,6 +74,12 @@ class SubwordTokenizer:
         try:
             return cls(_train_model(sentences, vocab_size, options))
         except RuntimeError as error:
+            smallest = re.search(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)", str(error))
+            if smallest is not None:
+                raise ValueError(
+                    f"vocab_size={vocab_size} cannot hold the reserved ids, the byte pieces and every character "
+                    f"of the corpus; use vocab_size >= {smallest.group(1)}."
+                ) from None
             largest = re.search(r"Vocabulary size too high \(\d+\)\. Please set it to a value <= (\d+)", str(error))
             if largest is None:
                 raise

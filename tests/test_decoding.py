@@ -1,0 +1,167 @@
+import itertools
+import warnings
+
+import keras
+import numpy as np
+import pytest
+from conftest import random_ids
+
+import transformer_lib as tl
+from transformer_lib.decoding import Translator, beam_search, greedy_decode, length_penalty
+from transformer_lib.evaluation import evaluate_bleu, group_references
+from transformer_lib.export import load_translator, save_translator
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+
+
+@pytest.fixture(scope="module")
+def tiny(trained_tiny):
+    return load_translator(trained_tiny)
+
+
+def random_model(**options):
+    return tl.Transformer(2, 32, 4, 64, 50, 40, dropout_rate=0.0, **options)
+
+
+@pytest.mark.parametrize("options", [dict(), dict(norm_first=True), dict(learned_positions=False)])
+def test_cached_steps_give_the_logits_of_a_full_decoder_pass(options, rng):
+    model = random_model(**{k: v for k, v in options.items() if k != "learned_positions"})
+    source = random_ids(rng, 3, 6, 50, pad_from=[4, 6, 2])
+    target = random_ids(rng, 3, 7, 40)
+    full = np.asarray(model((source, target), training=False))  # (3, 7, vocab)
+    caches, source_kv = model.decoder.start_cache(model.encoder(source, training=False))
+    for t in range(7):
+        x, caches = model.decoder.step(target[:, t : t + 1], t, caches, source_kv, source)
+        np.testing.assert_allclose(np.asarray(model.project(x))[:, 0], full[:, t], atol=1e-5)
+    assert caches[0][0].shape == (3, 4, 7, 8)  # keys of all 7 positions, per head
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_greedy_decoding_equals_rerunning_the_decoder(norm_first, rng):
+    model = random_model(norm_first=norm_first)
+    source = random_ids(rng, 4, 7, 50, pad_from=[3, 7, 5, 1])
+    cached = greedy_decode(model, source, max_length=12)
+    full = greedy_decode(model, source, max_length=12, use_cache=False)
+    np.testing.assert_array_equal(cached, full)
+
+
+def test_beam_of_one_is_greedy(rng):
+    model = random_model()
+    source = random_ids(rng, 4, 7, 50, pad_from=[3, 7, 5, 1])
+    np.testing.assert_array_equal(beam_search(model, source, beam_size=1, max_length=12), greedy_decode(model, source, 12))
+
+
+def sequence_log_prob(model, source, tokens):
+    decoder_input = np.array([[START_ID, *tokens[:-1]]], np.int32)
+    log_probs = keras.ops.log_softmax(model((source, decoder_input), training=False), axis=-1)
+    return float(sum(np.asarray(log_probs)[0, i, token] for i, token in enumerate(tokens)))
+
+
+def test_a_wide_beam_finds_the_most_probable_translation_by_exhaustive_search(rng):
+    """Vocabulary of 6 (4 that may be generated), at most 3 tokens: few enough sequences to score
+    every one. Without a length
+    penalty (alpha = 0) a beam as wide as all prefixes must return the best of them."""
+    keras.utils.set_random_seed(3)
+    model = tl.Transformer(1, 16, 2, 32, 10, 6, dropout_rate=0.0)
+    source = random_ids(rng, 1, 5, 10)
+    candidates = []
+    for length in (1, 2, 3):
+        for tokens in itertools.product(range(2, 6), repeat=length):  # never PAD (0) or START (1)
+            if END_ID in tokens[:-1] or (length < 3 and tokens[-1] != END_ID):
+                continue  # END ends a sequence; shorter than 3 only if it ends with END
+            candidates.append((sequence_log_prob(model, source, list(tokens)), list(tokens)))
+    best_score, best = max(candidates)
+    found = beam_search(model, source, beam_size=16, alpha=0.0, max_length=3)[0]
+    found = [int(t) for t in found if t != PAD_ID] if END_ID in found else [int(t) for t in found]
+    assert found == best, (found, best, best_score)
+
+
+def test_length_penalty_is_the_gnmt_formula():
+    assert length_penalty(1, 0.6) == pytest.approx(1.0)
+    assert length_penalty(7, 0.6) == pytest.approx(2.0**0.6)
+    assert length_penalty(10, 0.0) == 1.0
+
+
+def test_trained_model_translates_held_out_numbers(tiny):
+    pairs = tl.load_parallel_corpus("synthetic", "test")
+    translations = tiny([s for s, _ in pairs], beam_size=1)
+    exact = np.mean([t == reference for t, (_, reference) in zip(translations, pairs)])
+    assert exact >= 0.95, exact  # the task is learnable: 12 epochs of the tiny preset get there
+
+
+def test_cache_is_exact_on_the_trained_model_too(tiny):
+    pairs = tl.load_parallel_corpus("synthetic", "validation")[:64]
+    sources = tiny.encode_sources([s for s, _ in pairs])
+    np.testing.assert_array_equal(
+        greedy_decode(tiny.model, sources, 24), greedy_decode(tiny.model, sources, 24, use_cache=False)
+    )
+    np.testing.assert_array_equal(beam_search(tiny.model, sources, 1, max_length=24), greedy_decode(tiny.model, sources, 24))
+
+
+def test_saved_translator_reloads_and_translates_identically(tiny, tmp_path):
+    sentences = [s for s, _ in tl.load_parallel_corpus("synthetic", "test")[:20]]
+    save_translator(tiny, tmp_path / "copy")
+    reloaded = load_translator(tmp_path / "copy")
+    assert reloaded(sentences) == tiny(sentences)
+    assert reloaded(sentences, beam_size=1) == tiny(sentences, beam_size=1)
+    with pytest.raises(FileNotFoundError, match="is not a saved translator: model.keras"):
+        load_translator(tmp_path / "nothing-here")
+
+
+def test_translator_handles_blank_long_and_bad_input(tiny):
+    assert tiny("") == "" and tiny("   \t") == ""
+    assert tiny(["", "двести пять", " "]) == ["", tiny("двести пять"), ""]  # blanks do not disturb the rest
+    assert isinstance(tiny("сто"), str)
+    with pytest.warns(UserWarning, match="longer than max_length=24 tokens were cut"):
+        long = tiny("девять тысяч " * 30, beam_size=1)
+    assert isinstance(long, str)
+    with pytest.raises(TypeError, match="Translator expects str or a list of str, got int"):
+        tiny(["сто", 5])
+    with pytest.raises(ValueError, match="beam_size must be >= 1"):
+        tiny("сто", beam_size=0)
+
+
+def test_attention_weights_cover_every_layer_and_head(tiny):
+    result = tiny.attention_weights("две тысячи двадцать один")
+    weights = result["weights"]
+    assert weights.shape == (2, 4, len(result["target_pieces"]), len(result["source_pieces"]))
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_references_of_repeated_sources_are_grouped():
+    sources, streams = group_references([("a", "x"), ("b", "y"), ("a", "z")])
+    assert sources == ["a", "b"] and streams == [["x", "y"], ["z", None]]
+
+
+def test_bleu_is_sacrebleus_and_perfect_translations_score_100(tiny):
+    # Targets of 4+ words: BLEU multiplies 1- to 4-gram precisions, so one-word targets score 0.
+    pairs = [pair for pair in tl.load_parallel_corpus("synthetic", "test") if len(pair[1].split()) >= 4][:40]
+
+    class Oracle(Translator):
+        def __call__(self, texts, beam_size=4, alpha=0.6):
+            return [dict(pairs)[t] for t in texts]
+
+    perfect = evaluate_bleu(Oracle(None, None, None), pairs, verbose=False)
+    assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
+    assert perfect["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+    real = evaluate_bleu(tiny, pairs, verbose=False)
+    assert real["bleu"] > 50  # the trained tiny model is good at this task
+
+
+def test_decoding_does_not_warn(tiny):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny(["сто один", "пять тысяч"], beam_size=4)
+
+
+def test_saved_model_serves_strings_with_the_translators_greedy_output(tiny, tmp_path):
+    import tensorflow as tf
+
+    from transformer_lib.export import export_saved_model
+
+    texts = [s for s, _ in tl.load_parallel_corpus("synthetic", "test")[:25]] + ["", "   ", "тысяча " * 40]
+    export_saved_model(tiny, tmp_path / "saved")
+    served = tf.saved_model.load(str(tmp_path / "saved")).signatures["serving_default"](texts=tf.constant(texts))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the over-long input is cut in both, with a warning here
+        expected = tiny(texts, beam_size=1)
+    assert [t.decode("utf-8") for t in served["output_0"].numpy()] == expected

@@ -1,0 +1,178 @@
+import json
+import math
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import transformer_lib as tl
+from transformer_lib.training import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss, train
+
+
+def paper_rate(step_num: int, d_model: int = 512, warmup: int = 4000) -> float:
+    """§5.3, Eq. 3, for the paper's 1-based step_num."""
+    return d_model**-0.5 * min(step_num**-0.5, step_num * warmup**-1.5)
+
+
+@pytest.mark.parametrize("step_num", [1, 4000, 40000])
+def test_schedule_follows_the_papers_formula(step_num):
+    schedule = TransformerSchedule(d_model=512, warmup_steps=4000)
+    # Keras passes the number of updates already done, so update number n sees schedule(n - 1).
+    assert float(schedule(step_num - 1)) == pytest.approx(paper_rate(step_num), rel=1e-6)
+
+
+def test_schedule_peaks_at_the_end_of_warm_up_and_round_trips():
+    schedule = TransformerSchedule(128, warmup_steps=100)
+    rates = [float(schedule(n - 1)) for n in (50, 99, 100, 101, 400)]
+    assert rates[0] < rates[1] < rates[2] > rates[3] > rates[4]
+    assert rates[2] == pytest.approx((128 * 100) ** -0.5, rel=1e-6)
+    clone = TransformerSchedule.from_config(schedule.get_config())
+    assert float(clone(99)) == rates[2]
+    optimizer = make_optimizer(128, 100)
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.98, 1e-9)
+
+
+def test_label_smoothing_matches_a_hand_computation_on_three_tokens():
+    logits = [2.0, 0.5, -1.0]
+    log_z = math.log(sum(math.exp(x) for x in logits))
+    log_p = [x - log_z for x in logits]
+    label, eps = 1, 0.1
+    # Smoothed target: 1 - eps + eps/3 on the label, eps/3 on each other token.
+    expected = -sum(((1 - eps) * (v == label) + eps / 3) * log_p[v] for v in range(3))
+    got = float(masked_loss(np.array([[label]]), np.array([[logits]], "float32"), label_smoothing=eps))
+    assert got == pytest.approx(expected, rel=1e-6)
+
+
+def test_unpadded_loss_equals_keras_label_smoothed_cross_entropy(rng):
+    labels = rng.integers(1, 7, size=(3, 5))
+    logits = rng.normal(size=(3, 5, 7)).astype("float32")
+    keras_loss = keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1)
+    expected = float(keras_loss(keras.ops.one_hot(labels, 7), logits))
+    assert float(masked_loss(labels, logits)) == pytest.approx(expected, rel=1e-5)
+
+
+def test_loss_and_accuracy_ignore_padding_columns(rng):
+    labels = rng.integers(1, 7, size=(2, 4))
+    logits = rng.normal(size=(2, 4, 7)).astype("float32")
+    padded_labels = np.concatenate([labels, np.zeros((2, 3), int)], axis=1)
+    padded_logits = np.concatenate([logits, rng.normal(size=(2, 3, 7)).astype("float32") * 50], axis=1)
+    assert float(masked_loss(padded_labels, padded_logits)) == pytest.approx(float(masked_loss(labels, logits)), rel=1e-6)
+    assert float(masked_accuracy(padded_labels, padded_logits)) == float(masked_accuracy(labels, logits))
+    assert float(masked_accuracy(labels, np.eye(7)[labels] * 5.0)) == 1.0
+
+
+def test_masked_loss_serializes_for_compile():
+    loss = MaskedLoss(label_smoothing=0.2)
+    assert keras.losses.deserialize(keras.losses.serialize(loss)).label_smoothing == 0.2
+    with pytest.raises(ValueError, match="label_smoothing must be a number in"):
+        MaskedLoss(label_smoothing=1.0)
+
+
+@pytest.fixture(scope="module")
+def synthetic_tokenizers():
+    return tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
+
+
+def synthetic_dataset(tokenizers):
+    """A new dataset object each time, as a new process would build it (a dataset's shuffle order
+    advances every time it is iterated)."""
+    pairs = tl.load_parallel_corpus("synthetic", "validation")
+    return tl.make_batches(pairs, tokenizers, batch_tokens=512, max_length=24, seed=1, verbose=False)
+
+
+@pytest.fixture
+def synthetic_batches(synthetic_tokenizers):
+    return synthetic_tokenizers, synthetic_dataset(synthetic_tokenizers)
+
+
+def small_model(tokenizers, dropout_rate=0.1):
+    return tl.Transformer(1, 32, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size, dropout_rate=dropout_rate)
+
+
+def test_resumed_training_ends_with_the_same_weights(synthetic_tokenizers, tmp_path):
+    """2 epochs in one go == 1 epoch, then a fresh start (new model, optimizer and dataset, other
+    random weights) resuming from the checkpoint for the 2nd epoch. Dropout is on, so its random
+    state must resume too; the data iterator's position and shuffle state come from the checkpoint."""
+    tokenizers = synthetic_tokenizers
+    keras.utils.set_random_seed(7)
+    straight = small_model(tokenizers)
+    train(straight, synthetic_dataset(tokenizers), epochs=2, optimizer=make_optimizer(32, 50), verbose=0)
+
+    keras.utils.set_random_seed(7)
+    first = small_model(tokenizers)
+    train(first, synthetic_dataset(tokenizers), epochs=1, optimizer=make_optimizer(32, 50), checkpoint_dir=tmp_path, verbose=0)
+    keras.utils.set_random_seed(99)
+    resumed = small_model(tokenizers)
+    history = train(resumed, synthetic_dataset(tokenizers), epochs=2, optimizer=make_optimizer(32, 50),
+                    checkpoint_dir=tmp_path, verbose=0)
+    assert history["epoch"] == [2]
+    for a, b in zip(straight.get_weights(), resumed.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)  # exact in practice on CPU; 1e-6 allows for rounding
+
+
+def test_training_reduces_the_loss_and_reports_history(synthetic_batches):
+    tokenizers, dataset = synthetic_batches
+    model = small_model(tokenizers)
+    history = train(model, dataset, dataset, epochs=3, optimizer=make_optimizer(32, 30), verbose=0)
+    assert set(history) == {"epoch", "loss", "accuracy", "seconds", "val_loss", "val_accuracy"}
+    assert history["loss"][-1] < history["loss"][0] and history["val_loss"][-1] < history["val_loss"][0]
+
+
+def test_mixed_precision_and_xla_paths_train(synthetic_batches):
+    tokenizers, dataset = synthetic_batches
+    few = dataset.take(3).apply(tf.data.experimental.assert_cardinality(3))
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = small_model(tokenizers)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    history = train(model, few, epochs=1, jit_compile=True, verbose=0)
+    assert np.isfinite(history["loss"][0])
+
+
+def test_an_optimizer_from_another_strategy_is_refused(synthetic_batches):
+    tokenizers, dataset = synthetic_batches
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        model = small_model(tokenizers)
+    with pytest.raises(ValueError, match="Create the optimizer inside `with strategy.scope"):
+        train(model, dataset, epochs=1, optimizer=make_optimizer(32, 30), strategy=strategy, verbose=0)
+
+
+def test_datasets_of_unknown_length_are_refused(synthetic_batches):
+    tokenizers, dataset = synthetic_batches
+    unknown = dataset.filter(lambda inputs, target: True)
+    with pytest.raises(ValueError, match="known, finite number of batches"):
+        train(small_model(tokenizers), unknown, epochs=1, verbose=0)
+
+
+def test_training_under_mirrored_strategy_on_two_cpu_devices():
+    """Logical devices must be set before TensorFlow starts, hence a fresh interpreter."""
+    script = textwrap.dedent(
+        """
+        import json, tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        import keras, transformer_lib as tl
+        from transformer_lib.training import make_optimizer, train
+        keras.utils.set_random_seed(0)
+        tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
+        data = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers,
+                               batch_size=16, max_length=24, verbose=False)
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        with strategy.scope():
+            model = tl.Transformer(1, 32, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+            optimizer = make_optimizer(32, 30)
+        history = train(model, data, epochs=3, optimizer=optimizer, strategy=strategy, verbose=0)
+        print(json.dumps({"replicas": strategy.num_replicas_in_sync, "loss": history["loss"]}))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["replicas"] == 2
+    assert report["loss"][-1] < report["loss"][0]

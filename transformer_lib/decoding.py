@@ -1,0 +1,208 @@
+"""Turning a trained model into translations: greedy and beam search with a key/value cache.
+
+The decoder is autoregressive: token t + 1 depends on tokens 0..t. The simple way re-runs the whole
+decoder over the prefix for every new token, which costs O(t) positions at step t. But the keys and
+values that earlier positions contribute to self-attention never change (the look-ahead mask means
+position i never sees later tokens), so we cache them: each step then runs the decoder for one
+position only. The encoder output's cross-attention keys and values are computed once per sentence.
+
+Beam search (§6.1: beam size 4, length penalty alpha = 0.6, from Wu et al. 2016):
+score(Y) = log P(Y | X) / lp(Y),  lp(Y) = ((5 + |Y|) / 6) ** alpha.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import tensorflow as tf
+
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
+
+
+def _compiled(model, name, fn):
+    """One `tf.function` per model and purpose, traced with flexible shapes and reused across calls."""
+    cache = model.__dict__.setdefault("_decoding_functions", {})
+    if name not in cache:
+        cache[name] = tf.function(fn, reduce_retracing=True)
+    return cache[name]
+
+
+def _ensure_built(model, source_ids) -> None:
+    """Build the whole model at once (a one-token forward pass) before parts of it run alone."""
+    if not model.built:
+        model((source_ids[:1], np.full((1, 1), START_ID, np.int32)), training=False)
+
+
+def _cached_step(model, tokens, offset, caches, source_kv, source_ids):
+    def step(tokens, offset, caches, source_kv, source_ids):
+        x, caches = model.decoder.step(tokens, offset, caches, source_kv, source_ids)
+        return model.project(x)[:, -1], caches  # (batch, vocab)
+
+    return _compiled(model, "step", step)(tokens, tf.constant(offset, tf.int32), caches, source_kv, source_ids)
+
+
+def _full_logits(model, source_ids, prefix):
+    def run(source_ids, prefix):
+        return model((source_ids, prefix), training=False)[:, -1]  # (batch, vocab)
+
+    return _compiled(model, "full", run)(source_ids, prefix)
+
+
+def _never_pad_or_start(logits) -> np.ndarray:
+    """A translation never contains padding or a second START: rule them out."""
+    logits = np.array(logits, np.float32)
+    logits[:, [PAD_ID, START_ID]] = -np.inf
+    return logits
+
+
+def greedy_decode(model, source_ids, max_length: int = 64, use_cache: bool = True) -> np.ndarray:
+    """The most likely next token, one at a time, for a batch of sources.
+
+    Args:
+        model: a `Transformer`.
+        source_ids: int `[batch, src_len]`, 0 = padding (as `make_batches` gives them).
+        max_length: most tokens generated per sentence (END included).
+        use_cache: False re-runs the decoder over the whole prefix at every step (the slow way,
+            kept to show and test that the cache changes nothing).
+
+    Returns:
+        int32 `[batch, <= max_length]` target ids without START; each row stops at its END and
+        is padded with 0 after it.
+    """
+    source_ids = np.asarray(source_ids, np.int32)
+    _ensure_built(model, source_ids)
+    batch = source_ids.shape[0]
+    tokens = np.full((batch, 1), START_ID, np.int32)
+    finished = np.zeros(batch, bool)
+    if use_cache:
+        encoder_output = model.encoder(source_ids, training=False)
+        caches, source_kv = model.decoder.start_cache(encoder_output)
+    for t in range(max_length):
+        if use_cache:
+            logits, caches = _cached_step(model, tokens[:, -1:], t, caches, source_kv, source_ids)
+        else:
+            logits = _full_logits(model, source_ids, tokens)
+        next_ids = np.where(finished, PAD_ID, np.argmax(_never_pad_or_start(logits), axis=-1)).astype(np.int32)
+        tokens = np.concatenate([tokens, next_ids[:, None]], axis=1)
+        finished |= next_ids == END_ID
+        if finished.all():
+            break
+    return tokens[:, 1:]
+
+
+def length_penalty(length, alpha: float):
+    """lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016); alpha = 0 turns it off."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def beam_search(model, source_ids, beam_size: int = 4, alpha: float = 0.6, max_length: int = 64) -> np.ndarray:
+    """The best of `beam_size` hypotheses kept at every step, by length-normalized log-probability.
+
+    Returns int32 `[batch, <= max_length]` like `greedy_decode`; `beam_size=1` gives exactly the
+    greedy result.
+    """
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}.")
+    source_ids = np.asarray(source_ids, np.int32)
+    _ensure_built(model, source_ids)
+    batch, k = source_ids.shape[0], beam_size
+    sources = np.repeat(source_ids, k, axis=0)  # (batch * k, src_len): beams of a sentence are neighbours
+    encoder_output = model.encoder(sources, training=False)
+    caches, source_kv = model.decoder.start_cache(encoder_output)
+
+    tokens = np.full((batch * k, 1), START_ID, np.int32)
+    scores = np.tile([0.0] + [-np.inf] * (k - 1), batch)  # all beams start equal: keep only one alive
+    finished = np.zeros(batch * k, bool)
+    lengths = np.zeros(batch * k, np.int32)
+    for t in range(max_length):
+        logits, caches = _cached_step(model, tokens[:, -1:], t, caches, source_kv, sources)
+        log_probs = tf.nn.log_softmax(_never_pad_or_start(logits)).numpy().astype(np.float64)  # (batch * k, vocab)
+        vocab = log_probs.shape[-1]
+        # A finished hypothesis can only be extended by padding, at no cost.
+        log_probs[finished] = -np.inf
+        log_probs[finished, PAD_ID] = 0.0
+        candidates = (scores[:, None] + log_probs).reshape(batch, k * vocab)
+        best = np.argsort(-candidates, axis=1, kind="stable")[:, :k]  # (batch, k)
+        beam = (np.arange(batch)[:, None] * k + best // vocab).reshape(-1)  # which hypothesis each extends
+        next_ids = (best % vocab).reshape(-1).astype(np.int32)
+        scores = np.take_along_axis(candidates, best, axis=1).reshape(-1)
+        tokens = np.concatenate([tokens[beam], next_ids[:, None]], axis=1)
+        caches = [(tf.gather(key, beam), tf.gather(value, beam)) for key, value in caches]
+        lengths = np.where(finished[beam], lengths[beam], t + 1)
+        finished = finished[beam] | (next_ids == END_ID)
+        if finished.all():
+            break
+    normalized = (scores / length_penalty(lengths, alpha)).reshape(batch, k)
+    chosen = np.arange(batch) * k + np.argmax(normalized, axis=1)
+    return tokens[chosen, 1:]
+
+
+class Translator:
+    """Raw text in, translated text out.
+
+    Args:
+        model: a trained `Transformer`.
+        source_tokenizer, target_tokenizer: the tokenizers it was trained with.
+        max_length: longest source (in tokens, START and END included) and longest translation.
+    """
+
+    def __init__(self, model, source_tokenizer: SubwordTokenizer, target_tokenizer: SubwordTokenizer,
+                 max_length: int = 64):
+        self.model = model
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.max_length = max_length
+
+    def encode_sources(self, texts: list[str]) -> np.ndarray:
+        """Token ids `[batch, len]` (START ... END, 0-padded); too long sentences are cut, with a warning."""
+        ids = self.source_tokenizer.encode(texts, add_start_end=True)
+        too_long = [i for i, row in enumerate(ids) if len(row) > self.max_length]
+        if too_long:
+            warnings.warn(
+                f"{len(too_long)} sentence(s) longer than max_length={self.max_length} tokens were cut "
+                f"to fit (first: #{too_long[0]}); translate shorter pieces for a full translation.",
+                stacklevel=3,
+            )
+            ids = [row if len(row) <= self.max_length else row[: self.max_length - 1] + [END_ID] for row in ids]
+        width = max(len(row) for row in ids)
+        return np.array([row + [PAD_ID] * (width - len(row)) for row in ids], np.int32)
+
+    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float = 0.6):
+        """Translate one string (returns a string) or a list of strings (returns a list).
+
+        Blank input translates to "" without running the model.
+        """
+        single = isinstance(texts, str)
+        texts = [texts] if single else list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"Translator expects str or a list of str, got {type(text).__name__}: {text!r}")
+        results = [""] * len(texts)
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        if todo:
+            sources = self.encode_sources([texts[i] for i in todo])
+            if beam_size == 1:
+                ids = greedy_decode(self.model, sources, self.max_length)
+            else:
+                ids = beam_search(self.model, sources, beam_size, alpha, self.max_length)
+            for i, text in zip(todo, self.target_tokenizer.decode(ids.tolist())):
+                results[i] = text
+        return results[0] if single else results
+
+    def attention_weights(self, text: str, translation: str | None = None) -> dict:
+        """Cross-attention of every layer and head for one sentence, for plotting.
+
+        Returns a dict with `source_pieces`, `target_pieces` and `weights`, a NumPy array
+        `[layers, heads, target_len, source_len]` (START/END included on both sides).
+        """
+        translation = self(text, beam_size=1) if translation is None else translation
+        sources = self.encode_sources([text])
+        target = np.array([[START_ID, *self.target_tokenizer.encode(translation), END_ID]], np.int32)
+        encoder_output = self.model.encoder(sources, training=False)
+        _, weights = self.model.decoder(target[:, :-1], encoder_output, sources, training=False)
+        return {
+            "source_pieces": ["<s>", *self.source_tokenizer.pieces(text), "</s>"][: sources.shape[1]],
+            "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)],
+            "weights": np.stack([np.asarray(w[0]) for w in weights]),
+        }

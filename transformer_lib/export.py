@@ -1,0 +1,126 @@
+"""Saving a trained translator so that it reloads and translates identically.
+
+A translator directory holds:
+    model.keras       the Keras model (architecture, weights), `keras.saving.load_model`
+    source.model      the source SentencePiece tokenizer
+    target.model      the target SentencePiece tokenizer
+    translator.json   max_length and the library version that wrote it
+
+`export_saved_model` writes a TensorFlow SavedModel instead, for serving without this library.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+import transformer_lib
+from transformer_lib.decoding import Translator
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
+
+FILES = ("model.keras", "source.model", "target.model", "translator.json")
+
+
+def save_translator(translator: Translator, directory: str | Path) -> Path:
+    """Write the model, both tokenizers and the settings into `directory` (created if needed)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    translator.model.save(directory / "model.keras")
+    translator.source_tokenizer.save(directory / "source.model")
+    translator.target_tokenizer.save(directory / "target.model")
+    settings = {"max_length": translator.max_length, "transformer_lib": transformer_lib.__version__}
+    (directory / "translator.json").write_text(json.dumps(settings, indent=2) + "\n")
+    return directory
+
+
+def load_translator(directory: str | Path) -> Translator:
+    """The `Translator` saved by `save_translator`."""
+    directory = Path(directory)
+    missing = [name for name in FILES if not (directory / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{directory} is not a saved translator: {', '.join(missing)} missing. "
+            "Create one with save_translator or `python -m transformer_lib train --out DIR`."
+        )
+    settings = json.loads((directory / "translator.json").read_text())
+    return Translator(
+        keras.saving.load_model(directory / "model.keras"),
+        SubwordTokenizer.load(directory / "source.model"),
+        SubwordTokenizer.load(directory / "target.model"),
+        max_length=settings["max_length"],
+    )
+
+
+def export_saved_model(translator: Translator, directory: str | Path) -> Path:
+    """A TensorFlow SavedModel that translates a batch of strings to strings, with no Python needed
+    to serve it: tokenization runs in the graph (tensorflow-text's SentencePiece op, with the very
+    same models), then greedy decoding with the key/value cache.
+
+        reloaded = tf.saved_model.load(directory)
+        reloaded.translate(tf.constant(["Я люблю читать книги."]))  # -> tf.string [batch]
+
+    Its translations equal `translator(texts, beam_size=1)`.
+    """
+    module = _ServingModule(translator)
+    directory = Path(directory)
+    tf.saved_model.save(module, str(directory), signatures={"serving_default": module.translate})
+    return directory
+
+
+class _ServingModule(tf.Module):
+    def __init__(self, translator: Translator):
+        import tensorflow_text  # the SentencePiece op; needs the full `tensorflow` wheel
+
+        super().__init__()
+        self.model = translator.model
+        self.max_length = translator.max_length
+        # Distinct names matter: two SentencePiece resources of the same name share one model once
+        # the SavedModel is loaded again.
+        self.source_tokenizer = tensorflow_text.SentencepieceTokenizer(
+            model=translator.source_tokenizer.model_proto, name="source_sentencepiece"
+        )
+        self.target_tokenizer = tensorflow_text.SentencepieceTokenizer(
+            model=translator.target_tokenizer.model_proto, name="target_sentencepiece"
+        )
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
+    def translate(self, texts):
+        pieces = self.source_tokenizer.tokenize(texts)[:, : self.max_length - 2]  # ragged (batch, len)
+        batch = tf.shape(texts)[0]
+        start = tf.fill([batch, 1], START_ID)
+        end = tf.fill([batch, 1], END_ID)
+        source = tf.concat([start, tf.cast(pieces, tf.int32), end], axis=1).to_tensor(PAD_ID)
+        tokens = _greedy_in_graph(self.model, source, self.max_length)
+        tokens = tf.RaggedTensor.from_tensor(tokens, padding=PAD_ID)
+        tokens = tf.ragged.boolean_mask(tokens, tokens != END_ID)
+        blank = tf.strings.length(tf.strings.strip(texts)) == 0
+        return tf.where(blank, "", self.target_tokenizer.detokenize(tokens))
+
+
+def _greedy_in_graph(model, source, max_length: int):
+    """`greedy_decode` as one TensorFlow loop (for the SavedModel); same tokens, PAD after END."""
+    batch = tf.shape(source)[0]
+    encoder_output = model.encoder(source, training=False)
+    caches, source_kv = model.decoder.start_cache(encoder_output)
+    vocab = model.hyperparameters["target_vocab_size"]
+    never = tf.tensor_scatter_nd_update(tf.zeros([vocab]), [[PAD_ID], [START_ID]], [-float("inf")] * 2)
+    tokens = tf.fill([batch, 1], START_ID)
+    finished = tf.zeros([batch], tf.bool)
+    for t in tf.range(max_length):
+        tf.autograph.experimental.set_loop_options(
+            shape_invariants=[
+                (tokens, tf.TensorShape([None, None])),
+                (caches, [(tf.TensorShape([None, None, None, None]),) * 2 for _ in caches]),  # they grow
+            ]
+        )
+        x, caches = model.decoder.step(tokens[:, -1:], t, caches, source_kv, source)
+        logits = tf.cast(model.project(x)[:, -1], tf.float32) + never
+        next_ids = tf.where(finished, PAD_ID, tf.argmax(logits, axis=-1, output_type=tf.int32))
+        tokens = tf.concat([tokens, next_ids[:, None]], axis=1)
+        finished = finished | (next_ids == END_ID)
+        if tf.reduce_all(finished):
+            break
+    return tokens[:, 1:]

@@ -1,0 +1,249 @@
+"""Training as in §5.3-5.4: Adam with the warm-up schedule, label smoothing, a masked loss.
+
+    lrate = d_model^-0.5 * min(step_num^-0.5, step_num * warmup_steps^-1.5)        (§5.3)
+
+`train` is a small custom loop rather than `model.fit`, because it must do three things `fit`
+does not: checkpoint the *data iterator* with the model and optimizer (so a resumed run sees
+exactly the batches an uninterrupted one would), average the loss over the real tokens of the
+global batch under any `tf.distribute` strategy, and scale the loss under mixed precision.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from transformer_lib._checks import require_positive_int, require_rate
+from transformer_lib.tokenizer import PAD_ID
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """The learning rate of §5.3: linear warm-up for `warmup_steps`, then decay as 1/sqrt(step).
+
+    Keras calls a schedule with the number of updates done so far (0 for the first update); the
+    paper counts from 1. So the n-th update uses the paper's step_num = n: `schedule(n - 1)`.
+    The peak, at step_num = warmup_steps, is (d_model * warmup_steps)^-0.5.
+    """
+
+    def __init__(self, d_model: int, warmup_steps: int = 4000):
+        require_positive_int("d_model", d_model)
+        require_positive_int("warmup_steps", warmup_steps)
+        self.d_model = d_model
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step):
+        step_num = ops.cast(step, "float32") + 1.0
+        decay = ops.rsqrt(step_num)
+        warmup = step_num * self.warmup_steps**-1.5
+        return self.d_model**-0.5 * ops.minimum(decay, warmup)
+
+    def get_config(self):
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps}
+
+
+def make_optimizer(d_model: int, warmup_steps: int = 4000) -> keras.optimizers.Adam:
+    """Adam with beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9 and the §5.3 schedule."""
+    return keras.optimizers.Adam(TransformerSchedule(d_model, warmup_steps), beta_1=0.9, beta_2=0.98, epsilon=1e-9)
+
+
+def masked_loss(labels, logits, label_smoothing: float = 0.1):
+    """Cross-entropy averaged over the non-padding tokens, with label smoothing (§5.4, eps_ls = 0.1).
+
+    The smoothed target puts 1 - eps on the right token and spreads eps evenly over all V tokens
+    (Keras's convention), so loss = (1 - eps) * (-log p[label]) + eps * mean_v(-log p[v]).
+
+    Args:
+        labels: int `[batch, len]`, 0 = padding (ignored).
+        logits: `[batch, len, vocab]`.
+
+    Returns:
+        A float32 scalar.
+    """
+    per_token, mask = _per_token_loss(labels, logits, label_smoothing)
+    return ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+
+def _per_token_loss(labels, logits, label_smoothing):
+    labels = ops.cast(labels, "int32")
+    mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
+    log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (batch, len, vocab)
+    nll = -ops.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]  # (batch, len)
+    uniform = -ops.mean(log_probs, axis=-1)  # cross-entropy against the uniform distribution
+    return (1.0 - label_smoothing) * nll + label_smoothing * uniform, mask
+
+
+def masked_accuracy(labels, logits):
+    """Share of non-padding positions where the most likely token is the label."""
+    labels = ops.cast(labels, "int32")
+    mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
+    hits = ops.cast(ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels), "float32")
+    return ops.sum(hits * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class MaskedLoss(keras.losses.Loss):
+    """`masked_loss` as a Keras loss, for `model.compile(loss=MaskedLoss())`."""
+
+    def __init__(self, label_smoothing: float = 0.1, name: str = "masked_loss", **kwargs):
+        super().__init__(name=name, **kwargs)
+        require_rate("label_smoothing", label_smoothing)
+        self.label_smoothing = label_smoothing
+
+    def call(self, y_true, y_pred):
+        return masked_loss(y_true, y_pred, self.label_smoothing)
+
+    def get_config(self):
+        return {**super().get_config(), "label_smoothing": self.label_smoothing}
+
+
+def train(
+    model: keras.Model,
+    train_ds: tf.data.Dataset,
+    val_ds: tf.data.Dataset | None = None,
+    epochs: int = 10,
+    optimizer: keras.optimizers.Optimizer | None = None,
+    label_smoothing: float = 0.1,
+    checkpoint_dir: str | Path | None = None,
+    max_to_keep: int = 3,
+    strategy: tf.distribute.Strategy | None = None,
+    jit_compile: bool = False,
+    verbose: int = 1,
+) -> dict[str, list[float]]:
+    """Train `model` on batches from `make_batches`, resuming from `checkpoint_dir` if it holds one.
+
+    Args:
+        model: a `Transformer`. Under a strategy, create it inside `strategy.scope()`. For mixed
+            precision, call `keras.mixed_precision.set_global_policy("mixed_float16")` before
+            creating it; `train` then scales the loss.
+        train_ds, val_ds: `((source_ids, target_in), target_out)` batches with a known length.
+        epochs: total epochs, counting those done before a resume.
+        optimizer: default `make_optimizer(d_model)` (Adam and the §5.3 schedule); under a
+            strategy, create it inside `strategy.scope()`.
+        label_smoothing: eps_ls of §5.4.
+        checkpoint_dir: save model, optimizer, epoch, dropout's random state and the data iterator
+            there after every epoch, keeping the last `max_to_keep`; a later call with the same
+            folder resumes exactly. (Under a multi-device strategy TensorFlow cannot checkpoint the
+            data iterator: a resumed run then continues with the dataset's first shuffle order.)
+        strategy: a `tf.distribute` strategy; default: the current one (`tf.distribute.get_strategy()`),
+            so the same call runs on a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
+        jit_compile: compile the training step with XLA.
+        verbose: 1 shows a progress bar per epoch, 0 is silent.
+
+    Returns:
+        History as data, for plotting: lists `epoch`, `loss`, `accuracy`, `seconds`, and
+        `val_loss`, `val_accuracy` when `val_ds` is given (one entry per epoch of this call).
+    """
+    require_positive_int("epochs", epochs)
+    steps = int(train_ds.cardinality())
+    if steps <= 0:
+        raise ValueError(
+            "train_ds must have a known, finite number of batches (make_batches declares it); "
+            "use dataset.apply(tf.data.experimental.assert_cardinality(n)) for a dataset of your own."
+        )
+    strategy = strategy or tf.distribute.get_strategy()
+    if optimizer is not None and getattr(optimizer, "_distribution_strategy", strategy) is not strategy:
+        raise ValueError("Create the optimizer inside `with strategy.scope():`, like the model.")
+    with strategy.scope():
+        optimizer = optimizer or make_optimizer(model.hyperparameters["d_model"])
+        if model.dtype_policy.name == "mixed_float16" and not isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+        iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
+        _build(model, optimizer, train_ds)
+        # Keras keeps dropout's random state in seed-generator variables that tf.train.Checkpoint
+        # does not find through the model; listing the non-trainable variables saves them too.
+        state = dict(model=model, optimizer=optimizer, epoch=epoch, non_trainable=list(model.non_trainable_variables))
+        if isinstance(iterator, tf.__internal__.tracking.Trackable):  # not so under multi-device strategies
+            state["iterator"] = iterator
+        checkpoint = tf.train.Checkpoint(**state)
+    manager = None
+    if checkpoint_dir is not None:
+        manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_to_keep)
+        if manager.latest_checkpoint:
+            checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+            if verbose:
+                print(f"Resumed from {Path(manager.latest_checkpoint).name}: {int(epoch.numpy())} epoch(s) done.")
+
+    def count_tokens(batch):
+        return ops.sum(ops.cast(ops.not_equal(batch[1], PAD_ID), "float32"))
+
+    def replica_step(batch, tokens, training):
+        """Forward (and backward) pass on one replica's share; `tokens`: real tokens in the global batch."""
+        (source, target_in), target_out = batch
+        with tf.GradientTape() as tape:
+            logits = model((source, target_in), training=training)
+            per_token, mask = _per_token_loss(target_out, logits, label_smoothing)
+            loss = ops.sum(per_token * mask) / ops.maximum(tokens, 1.0)  # this replica's part of the global mean
+            scaled = optimizer.scale_loss(loss) if training else loss
+        if training:
+            grads = tape.gradient(scaled, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        hits = ops.cast(ops.equal(ops.cast(ops.argmax(logits, -1), "int32"), ops.cast(target_out, "int32")), "float32")
+        return loss, ops.sum(hits * mask) / ops.maximum(tokens, 1.0)
+
+    step_fn = tf.function(replica_step, jit_compile=True, reduce_retracing=True) if jit_compile else replica_step
+
+    def run_step(batch, training):
+        tokens = strategy.reduce("sum", strategy.run(count_tokens, args=(batch,)), axis=None)
+        loss, accuracy = strategy.run(step_fn, args=(batch, tokens, training))
+        return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
+
+    @tf.function(reduce_retracing=True)
+    def train_step(iterator):
+        return run_step(next(iterator), True)
+
+    @tf.function(reduce_retracing=True)
+    def eval_step(batch):
+        return run_step(batch, False)
+
+    history: dict[str, list[float]] = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
+    if val_ds is not None:
+        history.update(val_loss=[], val_accuracy=[])
+    while int(epoch.numpy()) < epochs:
+        done = int(epoch.numpy())
+        if verbose:
+            print(f"Epoch {done + 1}/{epochs}")
+        progress = keras.utils.Progbar(steps, verbose=verbose, stateful_metrics=["loss", "accuracy"])
+        start, loss_sum, accuracy_sum = time.perf_counter(), 0.0, 0.0
+        for step in range(steps):
+            loss, accuracy = train_step(iterator)
+            loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
+            progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
+        history["epoch"].append(done + 1)
+        history["loss"].append(loss_sum / steps)
+        history["accuracy"].append(accuracy_sum / steps)
+        if val_ds is not None:
+            val_loss, val_accuracy = evaluate_loss(val_ds, eval_step, strategy)
+            history["val_loss"].append(val_loss)
+            history["val_accuracy"].append(val_accuracy)
+            if verbose:
+                print(f"  val_loss {val_loss:.4f}  val_accuracy {val_accuracy:.4f}")
+        history["seconds"].append(time.perf_counter() - start)
+        epoch.assign_add(1)
+        if manager is not None:
+            manager.save(checkpoint_number=int(epoch.numpy()))
+    return history
+
+
+def evaluate_loss(dataset: tf.data.Dataset, eval_step, strategy: tf.distribute.Strategy) -> tuple[float, float]:
+    """Mean loss and accuracy over the batches of `dataset` (each batch weighted equally)."""
+    losses, accuracies = [], []
+    for batch in strategy.experimental_distribute_dataset(dataset):
+        loss, accuracy = eval_step(batch)
+        losses.append(float(loss))
+        accuracies.append(float(accuracy))
+    return sum(losses) / len(losses), sum(accuracies) / len(accuracies)
+
+
+def _build(model: keras.Model, optimizer: keras.optimizers.Optimizer, dataset: tf.data.Dataset) -> None:
+    """Create the model's and the optimizer's variables before a checkpoint is restored into them."""
+    if not model.built:
+        (source, target_in), _ = next(iter(dataset.take(1)))
+        model((source[:1], target_in[:1]), training=False)
+    optimizer.build(model.trainable_variables)
+
