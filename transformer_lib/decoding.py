@@ -42,13 +42,6 @@ def _cached_step(model, tokens, offset, caches, source_kv, source_ids):
     return _compiled(model, "step", step)(tokens, tf.constant(offset, tf.int32), caches, source_kv, source_ids)
 
 
-def _full_logits(model, source_ids, prefix):
-    def run(source_ids, prefix):
-        return model((source_ids, prefix), training=False)[:, -1]  # (batch, vocab)
-
-    return _compiled(model, "full", run)(source_ids, prefix)
-
-
 def _never_pad_or_start(logits) -> np.ndarray:
     """A translation never contains padding or a second START: rule them out."""
     logits = np.array(logits, np.float32)
@@ -72,21 +65,37 @@ def greedy_decode(model, source_ids, max_length: int = 64, use_cache: bool = Tru
     """
     source_ids = np.asarray(source_ids, np.int32)
     _ensure_built(model, source_ids)
-    batch = source_ids.shape[0]
-    tokens = np.full((batch, 1), START_ID, np.int32)
-    finished = np.zeros(batch, bool)
-    if use_cache:
-        encoder_output = model.encoder(source_ids, training=False)
-        caches, source_kv = model.decoder.start_cache(encoder_output)
-    for t in range(max_length):
-        if use_cache:
-            logits, caches = _cached_step(model, tokens[:, -1:], t, caches, source_kv, source_ids)
-        else:
-            logits = _full_logits(model, source_ids, tokens)
-        next_ids = np.where(finished, PAD_ID, np.argmax(_never_pad_or_start(logits), axis=-1)).astype(np.int32)
-        tokens = np.concatenate([tokens, next_ids[:, None]], axis=1)
-        finished |= next_ids == END_ID
-        if finished.all():
+    loop = _compiled(model, f"greedy/{use_cache}", lambda s, n: greedy_loop(model, s, n, use_cache))
+    return loop(source_ids, tf.constant(max_length, tf.int32)).numpy()
+
+
+def greedy_loop(model, source_ids, max_length, use_cache: bool = True):
+    """The loop of `greedy_decode`, in TensorFlow ops so that it runs as one graph (and serves
+    from a SavedModel); `max_length` may be a scalar tensor."""
+    batch = tf.shape(source_ids)[0]
+    encoder_output = model.encoder(source_ids, training=False)
+    caches, source_kv = model.decoder.start_cache(encoder_output)
+    vocab = model.hyperparameters["target_vocab_size"]
+    never = tf.tensor_scatter_nd_update(tf.zeros([vocab]), [[PAD_ID], [START_ID]], [-float("inf")] * 2)
+    tokens = tf.fill([batch, 1], START_ID)
+    finished = tf.zeros([batch], tf.bool)
+    for t in tf.range(max_length):
+        tf.autograph.experimental.set_loop_options(
+            shape_invariants=[
+                (tokens, tf.TensorShape([None, None])),
+                (caches, [(tf.TensorShape([None, None, None, None]),) * 2 for _ in caches]),  # they grow
+            ]
+        )
+        if use_cache:  # one new position through the decoder, reusing the keys and values of the others
+            x, caches = model.decoder.step(tokens[:, -1:], t, caches, source_kv, source_ids)
+            logits = model.project(x)[:, -1]
+        else:  # the whole prefix again
+            logits = model((source_ids, tokens), training=False)[:, -1]
+        next_ids = tf.argmax(tf.cast(logits, tf.float32) + never, axis=-1, output_type=tf.int32)
+        next_ids = tf.where(finished, PAD_ID, next_ids)
+        tokens = tf.concat([tokens, next_ids[:, None]], axis=1)
+        finished = finished | (next_ids == END_ID)
+        if tf.reduce_all(finished):
             break
     return tokens[:, 1:]
 

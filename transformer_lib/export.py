@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 import transformer_lib
-from transformer_lib.decoding import Translator
+from transformer_lib.decoding import Translator, greedy_loop
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
 FILES = ("model.keras", "source.model", "target.model", "translator.json")
@@ -93,34 +93,9 @@ class _ServingModule(tf.Module):
         start = tf.fill([batch, 1], START_ID)
         end = tf.fill([batch, 1], END_ID)
         source = tf.concat([start, tf.cast(pieces, tf.int32), end], axis=1).to_tensor(PAD_ID)
-        tokens = _greedy_in_graph(self.model, source, self.max_length)
+        tokens = greedy_loop(self.model, source, self.max_length)
         tokens = tf.RaggedTensor.from_tensor(tokens, padding=PAD_ID)
         tokens = tf.ragged.boolean_mask(tokens, tokens != END_ID)
         blank = tf.strings.length(tf.strings.strip(texts)) == 0
         return tf.where(blank, "", self.target_tokenizer.detokenize(tokens))
 
-
-def _greedy_in_graph(model, source, max_length: int):
-    """`greedy_decode` as one TensorFlow loop (for the SavedModel); same tokens, PAD after END."""
-    batch = tf.shape(source)[0]
-    encoder_output = model.encoder(source, training=False)
-    caches, source_kv = model.decoder.start_cache(encoder_output)
-    vocab = model.hyperparameters["target_vocab_size"]
-    never = tf.tensor_scatter_nd_update(tf.zeros([vocab]), [[PAD_ID], [START_ID]], [-float("inf")] * 2)
-    tokens = tf.fill([batch, 1], START_ID)
-    finished = tf.zeros([batch], tf.bool)
-    for t in tf.range(max_length):
-        tf.autograph.experimental.set_loop_options(
-            shape_invariants=[
-                (tokens, tf.TensorShape([None, None])),
-                (caches, [(tf.TensorShape([None, None, None, None]),) * 2 for _ in caches]),  # they grow
-            ]
-        )
-        x, caches = model.decoder.step(tokens[:, -1:], t, caches, source_kv, source)
-        logits = tf.cast(model.project(x)[:, -1], tf.float32) + never
-        next_ids = tf.where(finished, PAD_ID, tf.argmax(logits, axis=-1, output_type=tf.int32))
-        tokens = tf.concat([tokens, next_ids[:, None]], axis=1)
-        finished = finished | (next_ids == END_ID)
-        if tf.reduce_all(finished):
-            break
-    return tokens[:, 1:]
