@@ -42,11 +42,14 @@ def _cached_step(model, tokens, offset, caches, source_kv, source_ids):
     return _compiled(model, "step", step)(tokens, tf.constant(offset, tf.int32), caches, source_kv, source_ids)
 
 
-def _never_pad_or_start(logits) -> np.ndarray:
-    """A translation never contains padding or a second START: rule them out."""
-    logits = np.array(logits, np.float32)
-    logits[:, [PAD_ID, START_ID]] = -np.inf
-    return logits
+NEVER_GENERATED = (PAD_ID, START_ID)  # a translation never contains padding or a second START
+
+
+def _never_generated_bias(vocab_size: int):
+    """`[vocab]`: -inf for the ids in NEVER_GENERATED, 0 elsewhere; added to the logits."""
+    bias = np.zeros(vocab_size, np.float32)
+    bias[list(NEVER_GENERATED)] = -np.inf
+    return tf.constant(bias)
 
 
 def greedy_decode(model, source_ids, max_length: int = 64, use_cache: bool = True) -> np.ndarray:
@@ -75,8 +78,7 @@ def greedy_loop(model, source_ids, max_length, use_cache: bool = True):
     batch = tf.shape(source_ids)[0]
     encoder_output = model.encoder(source_ids, training=False)
     caches, source_kv = model.decoder.start_cache(encoder_output)
-    vocab = model.hyperparameters["target_vocab_size"]
-    never = tf.tensor_scatter_nd_update(tf.zeros([vocab]), [[PAD_ID], [START_ID]], [-float("inf")] * 2)
+    never = _never_generated_bias(model.hyperparameters["target_vocab_size"])
     tokens = tf.fill([batch, 1], START_ID)
     finished = tf.zeros([batch], tf.bool)
     for t in tf.range(max_length):
@@ -119,6 +121,7 @@ def beam_search(model, source_ids, beam_size: int = 4, alpha: float = 0.6, max_l
     sources = np.repeat(source_ids, k, axis=0)  # (batch * k, src_len): beams of a sentence are neighbours
     encoder_output = model.encoder(sources, training=False)
     caches, source_kv = model.decoder.start_cache(encoder_output)
+    never = _never_generated_bias(model.hyperparameters["target_vocab_size"])
 
     tokens = np.full((batch * k, 1), START_ID, np.int32)
     scores = np.tile([0.0] + [-np.inf] * (k - 1), batch)  # all beams start equal: keep only one alive
@@ -126,7 +129,7 @@ def beam_search(model, source_ids, beam_size: int = 4, alpha: float = 0.6, max_l
     lengths = np.zeros(batch * k, np.int32)
     for t in range(max_length):
         logits, caches = _cached_step(model, tokens[:, -1:], t, caches, source_kv, sources)
-        log_probs = tf.nn.log_softmax(_never_pad_or_start(logits)).numpy().astype(np.float64)  # (batch * k, vocab)
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32) + never).numpy().astype(np.float64)
         vocab = log_probs.shape[-1]
         # A finished hypothesis can only be extended by padding, at no cost.
         log_probs[finished] = -np.inf

@@ -79,10 +79,15 @@ def _per_token_loss(labels, logits, label_smoothing):
 
 def masked_accuracy(labels, logits):
     """Share of non-padding positions where the most likely token is the label."""
+    hits, mask = _hits(labels, logits)
+    return ops.sum(hits) / ops.maximum(ops.sum(mask), 1.0)
+
+
+def _hits(labels, logits):
+    """1.0 where the most likely token is the label (0 at padding), and the non-padding mask."""
     labels = ops.cast(labels, "int32")
     mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
-    hits = ops.cast(ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels), "float32")
-    return ops.sum(hits * mask) / ops.maximum(ops.sum(mask), 1.0)
+    return ops.cast(ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels), "float32") * mask, mask
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -183,8 +188,8 @@ def train(
         if training:
             grads = tape.gradient(scaled, model.trainable_variables)
             optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        hits = ops.cast(ops.equal(ops.cast(ops.argmax(logits, -1), "int32"), ops.cast(target_out, "int32")), "float32")
-        return loss, ops.sum(hits * mask) / ops.maximum(tokens, 1.0)
+        hits, _ = _hits(target_out, logits)
+        return loss, ops.sum(hits) / ops.maximum(tokens, 1.0)
 
     step_fn = tf.function(replica_step, jit_compile=True, reduce_retracing=True) if jit_compile else replica_step
 
