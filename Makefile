@@ -1,6 +1,6 @@
 # `make test` is the one command CI runs (.ci/run) and the README gives.
 # It needs no root: it makes .venv from requirements.txt, installs the package in editable mode,
-# and runs the whole test suite.
+# and runs the whole test suite, the chapters and the site checks.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -12,7 +12,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test install book clean
+.PHONY: test unit-tests notebooks book site-check execute install clean
 
 install: $(STAMP)
 
@@ -24,12 +24,31 @@ $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-test: $(STAMP)
+# Everything CI checks: unit tests, every chapter executed in quick mode (nbval), the site built
+# with warnings as errors, and every page opened in a real browser.
+test: unit-tests notebooks book site-check
+
+unit-tests: $(STAMP)
 	$(BIN)/python -m pytest tests
 
-book: $(STAMP)
-	@echo "The book is not written yet: 'make book' is filled in by the book issue." >&2
-	@exit 1
+notebooks: $(STAMP)
+	BOOK_QUICK=1 $(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:randomly chapters/
+
+# MathJax is served by the site itself: fetched from the npm registry at build time, not committed.
+MATHJAX := _assets/mathjax/tex-chtml.js
+$(MATHJAX):
+	npm install --no-save --no-audit --no-fund --silent --prefix .npm mathjax@3.2.2
+	mkdir -p _assets && rm -rf _assets/mathjax && cp -r .npm/node_modules/mathjax/es5 _assets/mathjax
+
+book: $(STAMP) $(MATHJAX)
+	$(BIN)/jupyter-book build -W -n --keep-going .
+
+site-check: $(STAMP)
+	$(BIN)/python tests/site_check.py _build/html
+
+# Re-run every chapter with its full settings and store the outputs (what the site shows).
+execute: $(STAMP)
+	$(BIN)/python -m transformer_lib.book chapters/*.ipynb
 
 clean:
-	rm -rf $(VENV) _build .pytest_cache transformer_lib.egg-info
+	rm -rf $(VENV) _build _assets .npm .pytest_cache transformer_lib.egg-info

@@ -25,8 +25,16 @@ and what turns it into a translator:
 
 import os
 
-# Quiet TensorFlow's C++ start-up logging unless the user asked for it (only works before TF loads).
+# Quiet TensorFlow's C++ logging unless the user asked for it (only works before TF loads), and keep
+# its start-up notices out of notebooks (see _quiet.py); real errors still show.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from transformer_lib._quiet import quiet_start_up  # noqa: E402
+
+with quiet_start_up():
+    import tensorflow as _tf
+
+    _tf.config.list_physical_devices()  # device discovery prints its notices now, inside the filter
 
 from transformer_lib.add_norm import AddNorm  # noqa: E402
 from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402

@@ -1,0 +1,86 @@
+"""The real-browser check of the built book (`make test` runs it after `jupyter-book build`).
+
+Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
+by Playwright) and fails on: console errors, failed requests, maths left as raw TeX, images that did
+not load, a chapter page without its Colab link, or widget placeholder text. A screenshot of every
+page lands in _build/screenshots/.
+
+    python tests/site_check.py [_build/html]
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+WIDGET_PLACEHOLDERS = ("Loading widget", "Error displaying widget")
+
+
+def check_site(html: Path) -> list[str]:
+    from playwright.sync_api import sync_playwright
+
+    handler = functools.partial(QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    shots = html.parent / "screenshots"
+    shots.mkdir(exist_ok=True)
+    problems: list[str] = []
+    pages = sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                   if not p.relative_to(html).as_posix().startswith(("_static/", "_sources/", "genindex", "search")))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        for page_path in pages:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("console", lambda m, errors=errors: errors.append(f"console error: {m.text}")
+                    if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+            page.on("requestfailed", lambda r, errors=errors: errors.append(f"request failed: {r.url}"))
+            page.on("response", lambda r, errors=errors: errors.append(f"HTTP {r.status}: {r.url}")
+                    if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)  # browsers ask for one
+            page.goto(f"{base}/{page_path}", wait_until="networkidle")
+            page.wait_for_timeout(500)  # MathJax typesets after load
+            text = page.inner_text("body")
+            if "\\(" in text or "$$" in text:
+                errors.append("maths not rendered (raw TeX in the page)")
+            if page.locator("mjx-container").count() == 0 and page.locator("div.math, span.math").count() > 0:
+                errors.append("maths not typeset by MathJax")
+            broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+            errors += [f"image not loaded: {src}" for src in broken]
+            if page_path.startswith("chapters/") and page.locator("a[href*='colab.research.google.com']").count() == 0:
+                errors.append("no Colab launch link")
+            errors += [f"widget placeholder: {p}" for p in WIDGET_PLACEHOLDERS if p in text]
+            page.screenshot(path=str(shots / (page_path.replace("/", "_").removesuffix(".html") + ".png")), full_page=True)
+            problems += [f"{page_path}: {e}" for e in errors]
+            page.close()
+        browser.close()
+    server.shutdown()
+    print(f"site check: {len(pages)} pages, {len(problems)} problem(s); screenshots in {shots}")
+    return problems
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def main() -> int:
+    html = Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html")
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        print("#" * 72 + "\n# SKIPPED the browser check: no Chromium at /usr/bin/chromium.\n"
+              "# Install Debian's `chromium` (.ci/run does) to run it.\n" + "#" * 72)
+        return 0
+    problems = check_site(html)
+    for problem in problems:
+        print("  " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

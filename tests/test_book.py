@@ -1,0 +1,51 @@
+import importlib
+
+import pytest
+
+import transformer_lib.book as book
+from transformer_lib import MultiHeadAttention, positional_encoding
+
+
+def test_show_source_renders_the_librarys_current_code():
+    code = book.show_source(positional_encoding)
+    text = repr(code)
+    assert text.startswith("def positional_encoding(length: int, depth: int):")
+    assert "np.where(dims % 2 == 0, np.sin(angles), np.cos(angles))" in text
+    assert "<span" in code._repr_html_()  # highlighted for the page
+    method = repr(book.show_source(MultiHeadAttention.split_heads))
+    assert method.startswith("def split_heads(self, x):")  # methods lose their class indentation
+
+
+def test_show_source_refuses_what_has_no_source():
+    with pytest.raises(TypeError, match="show_source needs a function, class or method"):
+        book.show_source(3)
+
+
+@pytest.mark.parametrize("value, quick", [("1", True), ("", False), ("0", False)])
+def test_quick_mode_follows_book_quick(monkeypatch, value, quick):
+    monkeypatch.setenv("BOOK_QUICK", value)
+    reloaded = importlib.reload(book)
+    assert reloaded.QUICK is quick and reloaded.pick("full", "quick") == ("quick" if quick else "full")
+    monkeypatch.delenv("BOOK_QUICK")
+    importlib.reload(book)
+
+
+def test_exercise_checks_accept_right_answers_and_explain_wrong_ones(capsys):
+    import numpy as np
+
+    from transformer_lib import exercises
+
+    def concatenated(length, depth):
+        pe = np.asarray(positional_encoding(length, depth))
+        return np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=1)
+
+    exercises.check_concatenated_encoding(concatenated)
+    assert "Correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match=r"concatenated encoding: for length=5, depth=4 entry \(0, 1\) is 1, expected 0"):
+        exercises.check_concatenated_encoding(lambda length, depth: np.asarray(positional_encoding(length, depth)))
+
+    from transformer_lib import decoder_mask
+
+    exercises.check_combined_mask(lambda ids: np.asarray(decoder_mask(ids)))
+    with pytest.raises(AssertionError, match="combined mask: for target_ids"):
+        exercises.check_combined_mask(lambda ids: np.asarray(decoder_mask(ids)) * 0)

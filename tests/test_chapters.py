@@ -1,0 +1,70 @@
+"""Rules every chapter notebook follows (the notebooks themselves run under nbval in `make test`)."""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+import transformer_lib
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def toc_files(node) -> list[str]:
+    if isinstance(node, dict):
+        return ([node["file"]] if "file" in node else []) + [f for value in node.values() for f in toc_files(value)]
+    if isinstance(node, list):
+        return [f for item in node for f in toc_files(item)]
+    return []
+
+
+def code_cells(path):
+    return [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell) -> str:
+    return "".join(cell["source"])
+
+
+def test_the_table_of_contents_lists_every_chapter_and_only_those():
+    listed = {f for f in toc_files(TOC) if f.startswith("chapters/")}
+    assert listed == {f"chapters/{p.stem}" for p in CHAPTERS}
+    assert (ROOT / f"{TOC['root']}.md").is_file()
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_starts_with_a_colab_only_setup_cell_for_the_configured_repository(path):
+    first = source(code_cells(path)[0])
+    assert 'if "google.colab" in sys.modules:' in first
+    urls = re.findall(r"git\+(\S+?)\"", first)
+    assert urls == [CONFIG["repository"]["url"]], "the setup cell must install from _config.yml's repository.url"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_never_redefines_what_the_library_exports(path):
+    exported = set(transformer_lib.__all__)
+    for cell in code_cells(path):
+        if "exercise" in cell.get("metadata", {}).get("tags", []):
+            continue
+        text = re.sub(r"^(\s*)[%!].*$", r"\1pass", source(cell), flags=re.M)  # IPython magics are not Python
+        defined = {n.name for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assert not defined & exported, f"{path.name} defines {defined & exported}: show the library's source instead"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_stored_outputs_come_from_a_complete_clean_run(path):
+    cells = code_cells(path)
+    assert all(c["execution_count"] is not None for c in cells), "run `make execute` to store every output"
+    counts = [c["execution_count"] for c in cells]
+    assert counts == sorted(counts), "cells were run out of order"
+    outputs = json.dumps([c["outputs"] for c in cells])
+    assert '"output_type": "error"' not in outputs
+    assert not re.search(r"/(work|root|tmp|home)/[A-Za-z]", outputs), "an output shows a path of this machine"
+    assert "application/vnd.jupyter.widget-view+json" not in outputs  # the site cannot show live widgets
+    assert "Run with " in outputs  # the line that names the mode and the hardware (describe_run)

@@ -1,0 +1,73 @@
+"""Helpers for the book's notebooks: one source of truth, and a quick mode for CI.
+
+- `show_source(obj)` displays the library's *current* source of a function or class, highlighted.
+  Chapters explain code this way instead of pasting a copy, so prose and code cannot drift apart
+  (the cells are checked by nbval: a changed library and a stale chapter fail CI).
+- `QUICK` is True when the environment variable BOOK_QUICK=1 (set by `make test`): chapters then
+  pick tiny sizes so the whole book executes in minutes. `pick(full, quick)` chooses a setting.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import platform
+
+QUICK = os.environ.get("BOOK_QUICK", "") not in ("", "0")
+
+
+def pick(full, quick):
+    """`full` normally, `quick` under BOOK_QUICK=1 (CI)."""
+    return quick if QUICK else full
+
+
+def show_source(obj):
+    """The source of `obj` (a function, class or method of the library) as highlighted code."""
+    from IPython.display import Code
+
+    try:
+        source = inspect.getsource(obj)
+    except (TypeError, OSError) as error:
+        raise TypeError(f"show_source needs a function, class or method defined in Python source, got {obj!r}.") from error
+    return Code(inspect.cleandoc("\n" + source) if source.startswith(" ") else source, language="python")
+
+
+def describe_run() -> str:
+    """One line naming the mode, the hardware and the software, for the top of every chapter."""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    device = f"{len(gpus)} GPU(s)" if gpus else f"CPU only ({os.cpu_count()} cores)"
+    mode = "quick mode (BOOK_QUICK=1: tiny settings, as in CI)" if QUICK else "full settings"
+    return f"Run with {mode} on {platform.machine()}, {device}; TensorFlow {tf.__version__}."
+
+
+def execute(paths: list[str], timeout: int = 3600) -> None:
+    """Run chapters top to bottom in a fresh kernel each and store their outputs (`make execute`)."""
+    import nbclient
+    import nbformat
+
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": os.path.dirname(path) or "."}}).execute()
+        _drop_live_widgets(notebook)
+        nbformat.write(notebook, path)
+        print(f"executed {path}")
+
+
+def _drop_live_widgets(notebook) -> None:
+    """Widgets only work with a live kernel: the stored notebook keeps each interactive cell's
+    static figure and drops the widget views (and their saved state), so the site needs no widget
+    JavaScript and shows no placeholder."""
+    widget = "application/vnd.jupyter.widget-view+json"
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if widget not in o.get("data", {})]
+    notebook.metadata.pop("widgets", None)
+
+
+if __name__ == "__main__":
+    import sys
+
+    execute(sys.argv[1:])

@@ -1,0 +1,41 @@
+"""Automatic checks for the book's exercises: call `check_<name>(your_function)`.
+
+Each check compares your function with the library's own implementation on several inputs and
+either prints a short confirmation or raises an AssertionError that says what differs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transformer_lib.masks import look_ahead_mask, padding_mask
+from transformer_lib.positional_encoding import positional_encoding
+
+
+def _compare(name: str, yours, expected, context: str) -> None:
+    yours, expected = np.asarray(yours), np.asarray(expected)
+    if yours.shape != expected.shape:
+        raise AssertionError(f"{name}: for {context} the shape is {yours.shape}, expected {expected.shape}.")
+    if not np.allclose(yours, expected, atol=1e-5):
+        where = tuple(int(i) for i in np.argwhere(~np.isclose(yours, expected, atol=1e-5))[0])
+        raise AssertionError(
+            f"{name}: for {context} entry {where} is {yours[where]:.6g}, expected {expected[where]:.6g}."
+        )
+
+
+def check_concatenated_encoding(fn) -> None:
+    """Exercise (chapter 2): `fn(length, depth)` puts all sines first, then all cosines."""
+    for length, depth in [(5, 4), (50, 16), (7, 32)]:
+        interleaved = np.asarray(positional_encoding(length, depth))
+        expected = np.concatenate([interleaved[:, 0::2], interleaved[:, 1::2]], axis=1)
+        _compare("concatenated encoding", fn(length, depth), expected, f"length={length}, depth={depth}")
+    print("Correct: the same numbers as the interleaved encoding, with the dimensions reordered.")
+
+
+def check_combined_mask(fn) -> None:
+    """Exercise (chapter 3): `fn(target_ids)` combines the look-ahead and padding masks."""
+    for ids in ([[5, 6, 0]], [[1, 2, 3, 4], [7, 0, 0, 0]]):
+        ids = np.array(ids)
+        expected = np.maximum(np.asarray(look_ahead_mask(ids.shape[1])), np.asarray(padding_mask(ids)))
+        _compare("combined mask", fn(ids), expected, f"target_ids={ids.tolist()}")
+    print("Correct: a key is blocked when it is in the future or when it is padding.")
