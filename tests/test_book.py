@@ -49,3 +49,27 @@ def test_exercise_checks_accept_right_answers_and_explain_wrong_ones(capsys):
     exercises.check_combined_mask(lambda ids: np.asarray(decoder_mask(ids)))
     with pytest.raises(AssertionError, match="combined mask: for target_ids"):
         exercises.check_combined_mask(lambda ids: np.asarray(decoder_mask(ids)) * 0)
+
+
+def test_attention_and_head_exercise_checks(capsys):
+    import numpy as np
+
+    from transformer_lib import exercises
+
+    def attention(q, k, v, mask):
+        scores = q @ k.T / np.sqrt(q.shape[-1]) + (0 if mask is None else mask * -1e9)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        return (weights / weights.sum(-1, keepdims=True)) @ v
+
+    exercises.check_attention(attention)
+    with pytest.raises(AssertionError, match="attention: for 2 queries, 3 keys, d_k=4, mask=none"):
+        exercises.check_attention(lambda q, k, v, mask: attention(q * 2, k, v, mask))  # forgot the scaling, say
+
+    def split(x, heads):
+        b, n, d = x.shape
+        return x.reshape(b, n, heads, d // heads).transpose(0, 2, 1, 3)
+
+    exercises.check_split_heads(split)
+    with pytest.raises(AssertionError, match="split heads: for x of shape"):
+        exercises.check_split_heads(lambda x, heads: split(x, heads)[:, ::-1])
+    assert capsys.readouterr().out.count("Correct") == 2

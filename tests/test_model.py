@@ -216,3 +216,12 @@ def test_mixed_precision_keeps_masks_finite_and_logits_float32(rng):
         keras.mixed_precision.set_global_policy("float32")
     assert logits.dtype == "float32" and np.isfinite(np.asarray(logits)).all()
     assert model.encoder.stack_layers[0].self_attention.wq.compute_dtype == "float16"
+
+
+def test_calling_a_sublayer_first_does_not_break_building_the_whole(rng):
+    """A reader may try `mha.wq(x)` before `mha(x, x, x)`; the layer must still build."""
+    mha = tl.MultiHeadAttention(16, 4)
+    x = rng.normal(size=(1, 3, 16)).astype("float32")
+    mha.wq(x)
+    output, _ = mha(x, x, x)
+    assert tuple(output.shape) == (1, 3, 16) and mha.count_params() == 4 * 16 * 17

@@ -38,3 +38,10 @@ def require_layer_sizes(d_model: int, num_heads: int, dff: int, dropout_rate: fl
     require_heads_divide(d_model, num_heads)
     require_positive_int("dff", dff)
     require_rate("dropout_rate", dropout_rate)
+
+
+def build_unbuilt(layer, *shapes) -> None:
+    """Build a sub-layer from its parent's `build` unless it is built already (a reader may have
+    called it on its own first, e.g. `mha.wq(x)`); Keras refuses to build a layer twice."""
+    if not layer.built:
+        layer.build(*shapes)

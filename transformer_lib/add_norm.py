@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import keras
 
-from transformer_lib._checks import require_rate
+from transformer_lib._checks import build_unbuilt, require_rate
 
 LAYER_NORM_EPSILON = 1e-6
 
@@ -48,8 +48,7 @@ class AddNorm(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout_rate)
 
     def build(self, x_shape, sublayer_output_shape):
-        if not self.norm.built:  # `sublayer_input` may have built it already
-            self.norm.build(x_shape)
+        build_unbuilt(self.norm, x_shape)
 
     def sublayer_input(self, x):
         """What the sub-layer reads: LayerNorm(x) for pre-LN, x itself for post-LN."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import require_heads_divide
+from transformer_lib._checks import build_unbuilt, require_heads_divide
 
 
 def large_negative(dtype) -> float:
@@ -97,10 +97,10 @@ class MultiHeadAttention(keras.layers.Layer):
         self.wo = keras.layers.Dense(d_model, name="output")
 
     def build(self, query_shape, key_shape, value_shape):
-        self.wq.build(query_shape)
-        self.wk.build(key_shape)
-        self.wv.build(value_shape)
-        self.wo.build((*query_shape[:-1], self.d_model))
+        build_unbuilt(self.wq, query_shape)
+        build_unbuilt(self.wk, key_shape)
+        build_unbuilt(self.wv, value_shape)
+        build_unbuilt(self.wo, (*query_shape[:-1], self.d_model))
 
     def split_heads(self, x):
         """`[B, L, d_model]` -> `[B, h, L, d_k]`: head i gets dimensions i*d_k ... (i+1)*d_k - 1."""

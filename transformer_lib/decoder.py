@@ -6,6 +6,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from transformer_lib._checks import build_unbuilt
 from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.encoder import BaseTransformerLayer, Stack
 from transformer_lib.masks import decoder_mask, padding_mask
@@ -39,12 +40,12 @@ class DecoderLayer(BaseTransformerLayer):
         self.cross_attention_add_norm = self.add_norm("cross_attention_add_norm")
 
     def build(self, x_shape, encoder_output_shape):
-        self.self_attention.build(x_shape, x_shape, x_shape)
-        self.self_attention_add_norm.build(x_shape, x_shape)
-        self.cross_attention.build(x_shape, encoder_output_shape, encoder_output_shape)
-        self.cross_attention_add_norm.build(x_shape, x_shape)
-        self.feed_forward.build(x_shape)
-        self.feed_forward_add_norm.build(x_shape, x_shape)
+        build_unbuilt(self.self_attention, x_shape, x_shape, x_shape)
+        build_unbuilt(self.self_attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.cross_attention, x_shape, encoder_output_shape, encoder_output_shape)
+        build_unbuilt(self.cross_attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.feed_forward, x_shape)
+        build_unbuilt(self.feed_forward_add_norm, x_shape, x_shape)
 
     def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
         h = self.self_attention_add_norm.sublayer_input(x)

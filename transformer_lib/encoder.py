@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import keras
 
-from transformer_lib._checks import require_layer_sizes, require_positive_int
+from transformer_lib._checks import (
+    build_unbuilt,
+    require_layer_sizes,
+    require_positive_int,
+)
 from transformer_lib.add_norm import LAYER_NORM_EPSILON, AddNorm
 from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.feed_forward import FeedForward
@@ -71,10 +75,10 @@ class EncoderLayer(BaseTransformerLayer):
         self.attention_add_norm = self.add_norm("attention_add_norm")
 
     def build(self, x_shape):
-        self.self_attention.build(x_shape, x_shape, x_shape)
-        self.attention_add_norm.build(x_shape, x_shape)
-        self.feed_forward.build(x_shape)
-        self.feed_forward_add_norm.build(x_shape, x_shape)
+        build_unbuilt(self.self_attention, x_shape, x_shape, x_shape)
+        build_unbuilt(self.attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.feed_forward, x_shape)
+        build_unbuilt(self.feed_forward_add_norm, x_shape, x_shape)
 
     def call(self, x, padding_mask=None, training=None):
         h = self.attention_add_norm.sublayer_input(x)
@@ -126,13 +130,12 @@ class Stack(keras.layers.Layer):
 
     def build_stack(self, token_ids_shape, *other_shapes):
         """Build the embedding, each layer (given `x_shape, *other_shapes`) and the final norm."""
-        if not self.embedding.built:  # a shared embedding may be built already
-            self.embedding.build(token_ids_shape)
+        build_unbuilt(self.embedding, token_ids_shape)
         x_shape = (*token_ids_shape, self.d_model)
         for layer in self.stack_layers:
-            layer.build(x_shape, *other_shapes)
+            build_unbuilt(layer, x_shape, *other_shapes)
         if self.final_norm is not None:
-            self.final_norm.build(x_shape)
+            build_unbuilt(self.final_norm, x_shape)
 
     def embed(self, token_ids, training=None):
         return self.dropout(self.embedding(token_ids), training=training)  # (batch, len, d_model)

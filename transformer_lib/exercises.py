@@ -39,3 +39,30 @@ def check_combined_mask(fn) -> None:
         expected = np.maximum(np.asarray(look_ahead_mask(ids.shape[1])), np.asarray(padding_mask(ids)))
         _compare("combined mask", fn(ids), expected, f"target_ids={ids.tolist()}")
     print("Correct: a key is blocked when it is in the future or when it is padding.")
+
+
+def check_attention(fn) -> None:
+    """Exercise (chapter 4): `fn(q, k, v, mask)` in NumPy returns Eq. 1's output (mask: 1.0 = blocked)."""
+    from transformer_lib.attention import scaled_dot_product_attention
+
+    rng = np.random.default_rng(0)
+    for t, s, d in [(2, 3, 4), (5, 5, 8)]:
+        q, k, v = rng.normal(size=(t, d)), rng.normal(size=(s, d)), rng.normal(size=(s, d))
+        mask = np.zeros((t, s))
+        mask[:, -1] = 1.0
+        for m in (None, mask):
+            expected, _ = scaled_dot_product_attention(q.astype("float32"), k.astype("float32"), v.astype("float32"), m)
+            _compare("attention", fn(q, k, v, m), expected, f"{t} queries, {s} keys, d_k={d}, mask={'none' if m is None else 'last key blocked'}")
+    print("Correct: your attention matches Eq. 1, masked and unmasked.")
+
+
+def check_split_heads(fn) -> None:
+    """Exercise (chapter 5): `fn(x, num_heads)` turns `[batch, length, d_model]` into `[batch, heads, length, d_k]`."""
+    from transformer_lib.attention import MultiHeadAttention
+
+    rng = np.random.default_rng(0)
+    for batch, length, d_model, heads in [(1, 3, 8, 2), (2, 5, 12, 3)]:
+        x = rng.normal(size=(batch, length, d_model)).astype("float32")
+        expected = MultiHeadAttention(d_model, heads).split_heads(x)
+        _compare("split heads", fn(x, heads), expected, f"x of shape {x.shape}, {heads} heads")
+    print("Correct: each head gets its own slice of d_model, for every position.")

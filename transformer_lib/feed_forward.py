@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import keras
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib._checks import build_unbuilt, require_positive_int
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -40,8 +40,8 @@ class FeedForward(keras.layers.Layer):
         self.outer = keras.layers.Dense(d_model, name="outer")  # W_2, b_2
 
     def build(self, x_shape):
-        self.inner.build(x_shape)
-        self.outer.build((*x_shape[:-1], self.dff))
+        build_unbuilt(self.inner, x_shape)
+        build_unbuilt(self.outer, (*x_shape[:-1], self.dff))
 
     def call(self, x):
         return self.outer(self.inner(x))  # (batch, seq, dff) -> (batch, seq, d_model)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from transformer_lib._checks import build_unbuilt
 from transformer_lib.decoder import Decoder
 from transformer_lib.encoder import Encoder
 from transformer_lib.positional_encoding import PositionalEmbedding
@@ -78,12 +79,10 @@ class Transformer(keras.Model):
     def build(self, input_shape):
         source_shape, target_shape = input_shape
         d_model = self.hyperparameters["d_model"]
-        if not self.encoder.built:
-            self.encoder.build(source_shape)
-        if not self.decoder.built:
-            self.decoder.build(target_shape, (*source_shape, d_model), source_shape)
-        if self.final_layer is not None and not self.final_layer.built:
-            self.final_layer.build((*target_shape, d_model))
+        build_unbuilt(self.encoder, source_shape)
+        build_unbuilt(self.decoder, target_shape, (*source_shape, d_model), source_shape)
+        if self.final_layer is not None:
+            build_unbuilt(self.final_layer, (*target_shape, d_model))
 
     def call(self, inputs, training=None):
         source_ids, target_ids = inputs

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib._checks import build_unbuilt, require_positive_int
 
 
 def positional_encoding(length: int, depth: int):
@@ -86,9 +86,9 @@ class PositionalEmbedding(keras.layers.Layer):
             self.encoding = positional_encoding(max_length, d_model)  # a constant, not a weight
 
     def build(self, token_ids_shape):
-        self.token_embedding.build(token_ids_shape)
+        build_unbuilt(self.token_embedding, token_ids_shape)
         if self.position_embedding is not None:
-            self.position_embedding.build((self.max_length,))
+            build_unbuilt(self.position_embedding, (self.max_length,))
 
     @property
     def embeddings(self):
