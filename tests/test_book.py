@@ -73,3 +73,12 @@ def test_attention_and_head_exercise_checks(capsys):
     with pytest.raises(AssertionError, match="split heads: for x of shape"):
         exercises.check_split_heads(lambda x, heads: split(x, heads)[:, ::-1])
     assert capsys.readouterr().out.count("Correct") == 2
+
+
+def test_padding_share_check(capsys):
+    from transformer_lib import exercises
+
+    exercises.check_padding_share(lambda batch: float((batch == 0).mean()))
+    assert "Correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="padding share: for batch="):
+        exercises.check_padding_share(lambda batch: float((batch != 0).mean()))

@@ -66,3 +66,16 @@ def check_split_heads(fn) -> None:
         expected = MultiHeadAttention(d_model, heads).split_heads(x)
         _compare("split heads", fn(x, heads), expected, f"x of shape {x.shape}, {heads} heads")
     print("Correct: each head gets its own slice of d_model, for every position.")
+
+
+def check_padding_share(fn) -> None:
+    """Exercise (chapter 1): `fn(batch)` returns the share of padding (id 0) in one `[batch, len]` array."""
+    import tensorflow as tf
+
+    from transformer_lib.data import padding_fraction
+
+    for rows in ([[1, 5, 2, 0], [1, 2, 0, 0]], [[1, 7, 7, 2]], [[1, 2, 0, 0, 0, 0]]):
+        batch = np.array(rows, np.int32)
+        dataset = tf.data.Dataset.from_tensors(((batch, batch), batch))  # the same array as source and target
+        _compare("padding share", fn(batch), padding_fraction(dataset), f"batch={rows}")
+    print("Correct: that is the fraction of the computation spent on padding.")
