@@ -219,8 +219,8 @@ def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[st
         record = data_dir / "ted_hrlr_translate" / pair / "1.0.0" / f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001"
         if (pair, split) in TED_LOCAL_SHA256 and record.is_file():
             verify_sha256(record, TED_LOCAL_SHA256[(pair, split)])
-    builder = tfds.builder(f"ted_hrlr_translate/{pair}", data_dir=data_dir)
-    if not builder.is_prepared():
+    builder, prepared = _quiet_builder(f"ted_hrlr_translate/{pair}", data_dir)
+    if not prepared:
         if not download:
             raise CorpusUnavailableError(
                 f"ted_hrlr_translate/{pair} is not prepared in {builder.data_dir} and download=False. {alternatives}"
@@ -241,6 +241,23 @@ def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[st
             f"{alternatives}"
         ) from error
     return [(s.decode("utf-8"), t.decode("utf-8")) for s, t in dataset.as_numpy_iterator()]
+
+
+def _quiet_builder(name: str, data_dir):
+    """`tfds.builder` and whether its data is prepared, without the warning TFDS logs for a data_dir
+    that lacks the dataset (the caller explains that case itself, with the alternatives)."""
+    import logging
+
+    import tensorflow_datasets as tfds
+
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        builder = tfds.builder(name, data_dir=data_dir)
+        return builder, builder.is_prepared()
+    finally:
+        logger.setLevel(level)
 
 
 def _unreachable(url: str, timeout: float = 5.0) -> str | None:
