@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -55,17 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def machine() -> str:
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    return f"{platform.processor() or platform.machine()}, {len(gpus)} GPU(s), TensorFlow {tf.__version__}"
-
-
 def run_train(args) -> dict:
     import keras
 
     import transformer_lib as tl
+    from transformer_lib.book import describe_machine
     from transformer_lib.decoding import Translator
     from transformer_lib.export import save_translator
     from transformer_lib.training import make_optimizer, train
@@ -86,14 +79,14 @@ def run_train(args) -> dict:
         norm_first=args.norm_first, share_embeddings=args.joint_vocab,
     )
     print(f"{args.corpus}: {len(train_pairs):,} training pairs; preset {args.preset}; "
-          f"{total_steps:,} steps, warm-up {warmup}; {machine()}")
+          f"{total_steps:,} steps, warm-up {warmup}; {describe_machine()}")
     start = time.perf_counter()
     history = train(model, train_ds, val_ds, epochs=args.epochs, optimizer=make_optimizer(model.hyperparameters["d_model"], warmup),
                     checkpoint_dir=args.out / "checkpoints", jit_compile=args.xla)
     seconds = time.perf_counter() - start
     save_translator(Translator(model, *tokenizers, max_length=args.max_length), args.out)
     summary = {"corpus": args.corpus, "preset": args.preset, "epochs": args.epochs, "warmup_steps": warmup,
-               "train_seconds_this_run": round(seconds, 1), "machine": machine(), "history": history}
+               "train_seconds_this_run": round(seconds, 1), "machine": describe_machine(), "history": history}
     (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"Saved the translator to {args.out} after {seconds / 60:.1f} min of training.")
     return summary

@@ -32,14 +32,19 @@ def show_source(obj):
     return Code(inspect.cleandoc("\n" + source) if source.startswith(" ") else source, language="python")
 
 
-def describe_run() -> str:
-    """One line naming the mode, the hardware and the software, for the top of every chapter."""
+def describe_machine() -> str:
+    """The hardware and software a result came from, e.g. "x86_64, CPU only (2 cores); TensorFlow 2.21.0"."""
     import tensorflow as tf
 
     gpus = tf.config.list_physical_devices("GPU")
     device = f"{len(gpus)} GPU(s)" if gpus else f"CPU only ({os.cpu_count()} cores)"
+    return f"{platform.machine()}, {device}; TensorFlow {tf.__version__}"
+
+
+def describe_run() -> str:
+    """One line naming the mode, the hardware and the software, for the top of every chapter."""
     mode = "quick mode (BOOK_QUICK=1: tiny settings, as in CI)" if QUICK else "full settings"
-    return f"Run with {mode} on {platform.machine()}, {device}; TensorFlow {tf.__version__}."
+    return f"Run with {mode} on {describe_machine()}."
 
 
 def execute(paths: list[str], timeout: int = 3600) -> None:
