@@ -20,7 +20,7 @@ and what turns it into a translator:
     training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train
     decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
-    export                     save_translator, load_translator
+    export                     save_translator, load_translator, train_translator
 """
 
 import os
@@ -29,9 +29,9 @@ import os
 # its start-up notices out of notebooks (see _quiet.py); real errors still show.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from transformer_lib._quiet import quiet_start_up  # noqa: E402
+from transformer_lib._quiet import hide_tensorflow_notices  # noqa: E402
 
-with quiet_start_up():
+with hide_tensorflow_notices():
     import tensorflow as _tf
 
     _tf.config.list_physical_devices()  # device discovery prints its notices now, inside the filter
@@ -51,7 +51,7 @@ from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
 from transformer_lib.decoding import Translator, beam_search, greedy_decode  # noqa: E402
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
-from transformer_lib.export import load_translator, save_translator  # noqa: E402
+from transformer_lib.export import load_translator, save_translator, train_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
 from transformer_lib.masks import (  # noqa: E402
     decoder_mask,
@@ -92,6 +92,7 @@ __all__ = [
     "masked_accuracy",
     "masked_loss",
     "save_translator",
+    "train_translator",
     "train",
     "CORPORA",
     "ChecksumError",

@@ -8,9 +8,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
 
@@ -57,39 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
 def run_train(args) -> dict:
     import keras
 
-    import transformer_lib as tl
-    from transformer_lib.book import describe_machine
-    from transformer_lib.decoding import Translator
-    from transformer_lib.export import save_translator
-    from transformer_lib.training import make_optimizer, train
+    from transformer_lib.export import train_translator
 
-    keras.utils.set_random_seed(args.seed)
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_float16")
-    train_pairs = tl.load_parallel_corpus(args.corpus, "train")
-    val_pairs = tl.load_parallel_corpus(args.corpus, "validation")
-    tokenizers = tl.train_tokenizers(train_pairs, args.vocab_size, joint=args.joint_vocab)
-    batches = dict(batch_tokens=args.batch_tokens, max_length=args.max_length)
-    train_ds = tl.make_batches(train_pairs, tokenizers, seed=args.seed, **batches)
-    val_ds = tl.make_batches(val_pairs, tokenizers, shuffle=False, **batches)
-    total_steps = int(train_ds.cardinality()) * args.epochs
-    warmup = args.warmup_steps
-    model = tl.Transformer.from_preset(
-        args.preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size, max_length=args.max_length,
-        norm_first=args.norm_first, share_embeddings=args.joint_vocab,
+    return train_translator(
+        args.out, corpus=args.corpus, preset=args.preset, epochs=args.epochs, vocab_size=args.vocab_size,
+        joint_vocab=args.joint_vocab, batch_tokens=args.batch_tokens, max_length=args.max_length,
+        warmup_steps=args.warmup_steps, norm_first=args.norm_first, xla=args.xla, seed=args.seed,
     )
-    print(f"{args.corpus}: {len(train_pairs):,} training pairs; preset {args.preset}; "
-          f"{total_steps:,} steps, warm-up {warmup}; {describe_machine()}")
-    start = time.perf_counter()
-    history = train(model, train_ds, val_ds, epochs=args.epochs, optimizer=make_optimizer(model.hyperparameters["d_model"], warmup),
-                    checkpoint_dir=args.out / "checkpoints", jit_compile=args.xla)
-    seconds = time.perf_counter() - start
-    save_translator(Translator(model, *tokenizers, max_length=args.max_length), args.out)
-    summary = {"corpus": args.corpus, "preset": args.preset, "epochs": args.epochs, "warmup_steps": warmup,
-               "train_seconds_this_run": round(seconds, 1), "machine": describe_machine(), "history": history}
-    (args.out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"Saved the translator to {args.out} after {seconds / 60:.1f} min of training.")
-    return summary
 
 
 def run_translate(args) -> list[str]:

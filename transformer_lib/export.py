@@ -7,19 +7,24 @@ A translator directory holds:
     translator.json   max_length and the library version that wrote it
 
 `export_saved_model` writes a TensorFlow SavedModel instead, for serving without this library.
+`train_translator` makes such a directory from a corpus in one call (the CLI's `train` command).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 
 import transformer_lib
+from transformer_lib.data import load_parallel_corpus, make_batches, train_tokenizers
 from transformer_lib.decoding import Translator, greedy_loop
+from transformer_lib.model import Transformer
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
+from transformer_lib.training import make_optimizer, train
 
 FILES = ("model.keras", "source.model", "target.model", "translator.json")
 
@@ -52,6 +57,58 @@ def load_translator(directory: str | Path) -> Translator:
         SubwordTokenizer.load(directory / "target.model"),
         max_length=settings["max_length"],
     )
+
+
+def train_translator(
+    out: str | Path,
+    corpus: str = "tatoeba/rus-eng",
+    preset: str = "small",
+    epochs: int = 30,
+    vocab_size: int = 8000,
+    joint_vocab: bool = False,
+    batch_tokens: int = 1024,
+    max_length: int = 64,
+    warmup_steps: int = 4000,
+    norm_first: bool = False,
+    xla: bool = False,
+    seed: int = 0,
+    verbose: int = 1,
+) -> dict:
+    """Train tokenizers and a `Transformer.from_preset(preset)` on `corpus`, and save the translator.
+
+    The whole recipe of chapter 7 in one call: the corpus's train split for training and its
+    validation split for the per-epoch validation, checkpoints in `out/checkpoints` (a second call
+    resumes there), the translator in `out` (`load_translator(out)`), and a summary, also written to
+    `out/training.json`: the settings, the machine, the training time and the history.
+    For mixed precision, set the Keras policy to "mixed_float16" before calling.
+    """
+    from transformer_lib.book import describe_machine
+
+    out = Path(out)
+    keras.utils.set_random_seed(seed)
+    train_pairs = load_parallel_corpus(corpus, "train")
+    val_pairs = load_parallel_corpus(corpus, "validation")
+    tokenizers = train_tokenizers(train_pairs, vocab_size, joint=joint_vocab)
+    batching = dict(batch_tokens=batch_tokens, max_length=max_length, verbose=verbose)
+    train_ds = make_batches(train_pairs, tokenizers, seed=seed, **batching)
+    val_ds = make_batches(val_pairs, tokenizers, shuffle=False, **batching)
+    model = Transformer.from_preset(preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size, max_length=max_length,
+                                    norm_first=norm_first, share_embeddings=joint_vocab)
+    if verbose:
+        print(f"{corpus}: {len(train_pairs):,} training pairs; preset {preset}; "
+              f"{int(train_ds.cardinality()) * epochs:,} steps, warm-up {warmup_steps}; {describe_machine()}")
+    start = time.perf_counter()
+    history = train(model, train_ds, val_ds, epochs=epochs, optimizer=make_optimizer(model.hyperparameters["d_model"], warmup_steps),
+                    checkpoint_dir=out / "checkpoints", jit_compile=xla, verbose=verbose)
+    seconds = time.perf_counter() - start
+    save_translator(Translator(model, *tokenizers, max_length=max_length), out)
+    summary = {"corpus": corpus, "preset": preset, "epochs": epochs, "vocab_size": vocab_size,
+               "batch_tokens": batch_tokens, "warmup_steps": warmup_steps, "seed": seed,
+               "train_seconds_this_run": round(seconds, 1), "machine": describe_machine(), "history": history}
+    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if verbose:
+        print(f"Saved the translator to {out} after {seconds / 60:.1f} min of training.")
+    return summary
 
 
 def export_saved_model(translator: Translator, directory: str | Path) -> Path:
