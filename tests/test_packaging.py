@@ -1,0 +1,39 @@
+"""What `pip install transformer_lib` (Colab's setup cell) brings must be enough to import it."""
+
+import ast
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DISTRIBUTION = {"sentencepiece": "sentencepiece", "sacrebleu": "sacrebleu", "tensorflow": "tensorflow",
+                "keras": "keras", "numpy": "numpy"}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Modules imported when the file is imported (not those imported inside functions)."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.With):  # `with hide_tensorflow_notices(): import tensorflow`
+            node_list = node.body
+        else:
+            node_list = [node]
+        for item in node_list:
+            if isinstance(item, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in item.names}
+            elif isinstance(item, ast.ImportFrom) and item.level == 0:
+                names.add(item.module.split(".")[0])
+    return names
+
+
+def test_every_module_the_package_imports_is_a_declared_dependency():
+    declared = {re.split(r"[<>=!\[ ]", d)[0].lower()
+                for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    third_party = set()
+    for path in (ROOT / "transformer_lib").glob("*.py"):
+        third_party |= top_level_imports(path) - set(sys.stdlib_module_names) - {"transformer_lib", "__future__"}
+    unknown = third_party - set(DISTRIBUTION)
+    assert not unknown, f"add {unknown} to DISTRIBUTION here and to pyproject's dependencies"
+    missing = {DISTRIBUTION[name] for name in third_party} - declared
+    assert not missing, f"transformer_lib imports {missing} at import time; declare them in pyproject.toml"
