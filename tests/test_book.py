@@ -82,3 +82,45 @@ def test_padding_share_check(capsys):
     assert "Correct" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="padding share: for batch="):
         exercises.check_padding_share(lambda batch: float((batch != 0).mean()))
+
+
+def test_encoder_layer_schedule_and_length_penalty_checks(capsys):
+    """Independent formulas (written from the paper and Wu et al. 2016) pass; typical slips fail."""
+    from transformer_lib import exercises
+
+    def encoder_parameters(d, dff):
+        return 4 * d * (d + 1) + (d * dff + dff) + (dff * d + d) + 2 * 2 * d
+
+    exercises.check_encoder_layer_parameters(encoder_parameters)
+    with pytest.raises(AssertionError, match="you count"):
+        exercises.check_encoder_layer_parameters(lambda d, dff: encoder_parameters(d, dff) - 2 * 2 * d)  # no norms
+
+    exercises.check_schedule(lambda n, d, w: d**-0.5 * min(n**-0.5, n * w**-1.5))
+    with pytest.raises(AssertionError, match="learning rate: for steps"):
+        exercises.check_schedule(lambda n, d, w: d**-0.5 * min(n**-0.5, n * w**-0.5))  # wrong warm-up power
+
+    exercises.check_length_penalty(lambda n, a: ((5 + n) / 6) ** a)
+    with pytest.raises(AssertionError, match="length penalty: for length="):
+        exercises.check_length_penalty(lambda n, a: (n / 6) ** a)
+    assert capsys.readouterr().out.count("Correct") == 3
+
+
+def test_stored_progress_bars_keep_only_their_final_state():
+    from transformer_lib.book import settle_terminal_text
+
+    redraws = "Epoch 1/2\n 1/3 [====>....] loss: 9.1\b\b\b\b\r 3/3 [==========] loss: 7.2\nval_loss 7.0\n"
+    assert settle_terminal_text(redraws) == "Epoch 1/2\n 3/3 [==========] loss: 7.2\nval_loss 7.0\n"
+    assert settle_terminal_text("plain\ntext") == "plain\ntext"
+
+
+def test_a_progress_bar_written_in_many_pieces_is_stored_as_its_final_line():
+    import nbformat
+
+    from transformer_lib.book import settle_streams
+
+    pieces = ["Epoch 1/1\n", "\b\b\r 1/2 [==>..]", "\b\b\b\r 2/2 [=====]", "\n", "val_loss 7.0\n"]
+    outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in pieces]
+    outputs.insert(3, nbformat.v4.new_output("stream", name="stderr", text="a warning\n"))
+    settled = settle_streams(outputs)
+    assert [(o["name"], o["text"]) for o in settled] == [
+        ("stdout", "Epoch 1/1\n 2/2 [=====]"), ("stderr", "a warning\n"), ("stdout", "\nval_loss 7.0\n")]

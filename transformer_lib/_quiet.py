@@ -1,10 +1,11 @@
-"""Keep TensorFlow's start-up chatter out of notebooks, and nothing else.
+"""Keep TensorFlow's C++ chatter out of notebooks, and nothing else.
 
 TensorFlow's C++ runtime prints a few notices when it loads (the oneDNN notice, "could not find
 cuda drivers" on a machine without a GPU, ...) straight to the process's stderr, before
 TF_CPP_MIN_LOG_LEVEL can take effect; Jupyter then stores them in the first cell's output. While
 TensorFlow loads, stderr goes to a temporary file; afterwards every line that is not one of those
-known notices is written back, so real errors and warnings still show.
+known notices is written back, so real errors and warnings still show. A few such notices come
+later, when a graph first runs (`transformer_lib.book.hide_tensorflow_notices` for notebooks).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ START_UP_NOISE = re.compile(
     r"|failed call to cuInit"
     r"|This TensorFlow binary is optimized to use available CPU instructions"
     r"|rebuild TensorFlow with the appropriate compiler flags"
+    r"|oneDNN supports DT_INT64 only on platforms with AVX-512"  # at run time, harmless: it falls back
 )
 
 
 @contextlib.contextmanager
-def quiet_start_up():
+def hide_tensorflow_notices():
+    """While the block runs, drop TensorFlow's known C++ notices from stderr; keep all else."""
     stderr_fd = 2  # the C++ runtime writes to file descriptor 2, whatever sys.stderr is (Jupyter pipes it)
     try:
         saved = os.dup(stderr_fd)

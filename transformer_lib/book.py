@@ -5,6 +5,7 @@
   (the cells are checked by nbval: a changed library and a stale chapter fail CI).
 - `QUICK` is True when the environment variable BOOK_QUICK=1 (set by `make test`): chapters then
   pick tiny sizes so the whole book executes in minutes. `pick(full, quick)` chooses a setting.
+- `hide_tensorflow_notices()` keeps TensorFlow's C++ notices out of a cell's stored output.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import inspect
 import os
 import platform
+
+from transformer_lib._quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
 
 QUICK = os.environ.get("BOOK_QUICK", "") not in ("", "0")
 
@@ -57,8 +60,35 @@ def execute(paths: list[str], timeout: int = 3600) -> None:
         nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                                 resources={"metadata": {"path": os.path.dirname(path) or "."}}).execute()
         _drop_live_widgets(notebook)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                cell.outputs = settle_streams(cell.outputs)
         nbformat.write(notebook, path)
         print(f"executed {path}")
+
+
+def settle_terminal_text(text: str) -> str:
+    """What a terminal finally shows for `text`: a progress bar redraws its line with backspaces and
+    carriage returns hundreds of times per epoch; the stored notebook keeps only the last state of
+    each line."""
+    return "\n".join(line.replace("\b", "").rsplit("\r", 1)[-1] for line in text.split("\n"))
+
+
+def settle_streams(outputs: list) -> list:
+    """Join each run of consecutive outputs to one stream (stdout or stderr), as a terminal would
+    show them, and keep only the final state of every redrawn line (`settle_terminal_text`)."""
+    settled = []
+    for output in outputs:
+        previous = settled[-1] if settled else None
+        if (output.get("output_type") == "stream" and previous is not None
+                and previous.get("output_type") == "stream" and previous["name"] == output["name"]):
+            previous["text"] += output["text"]
+        else:
+            settled.append(output)
+    for output in settled:
+        if output.get("output_type") == "stream":
+            output["text"] = settle_terminal_text(output["text"])
+    return settled
 
 
 def _drop_live_widgets(notebook) -> None:

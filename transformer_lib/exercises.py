@@ -79,3 +79,42 @@ def check_padding_share(fn) -> None:
         dataset = tf.data.Dataset.from_tensors(((batch, batch), batch))  # the same array as source and target
         _compare("padding share", fn(batch), padding_fraction(dataset), f"batch={rows}")
     print("Correct: that is the fraction of the computation spent on padding.")
+
+
+def check_encoder_layer_parameters(fn) -> None:
+    """Exercise (chapter 6): `fn(d_model, dff)` counts the parameters of one encoder layer."""
+    from transformer_lib.encoder import EncoderLayer
+
+    for d_model, heads, dff in [(512, 8, 2048), (64, 4, 256), (12, 3, 7)]:
+        layer = EncoderLayer(d_model, heads, dff)
+        layer.build((None, None, d_model))
+        yours, expected = fn(d_model, dff), layer.count_params()
+        if yours != expected:
+            raise AssertionError(
+                f"encoder layer parameters: for d_model={d_model}, dff={dff} you count {yours:,}, the layer has "
+                f"{expected:,}. Count weights and biases of the four attention projections, both feed-forward "
+                "layers, and the scale and offset of both layer norms."
+            )
+    print("Correct: attention 4·d(d+1), feed-forward 2·d·dff + dff + d, two layer norms 2·2d.")
+
+
+def check_schedule(fn) -> None:
+    """Exercise (chapter 7): `fn(step_num, d_model, warmup_steps)` is the §5.3 learning rate (step_num from 1)."""
+    from transformer_lib.training import TransformerSchedule
+
+    for d_model, warmup in [(512, 4000), (128, 1000)]:
+        steps = np.array([1, 2, warmup // 2, warmup, warmup + 1, 10 * warmup])
+        expected = TransformerSchedule(d_model, warmup)(steps - 1)  # Keras counts updates from 0
+        yours = np.array([fn(int(step), d_model, warmup) for step in steps])
+        _compare("learning rate", yours, expected, f"steps {steps.tolist()}, d_model={d_model}, warmup_steps={warmup}")
+    print("Correct: a linear warm-up to (d_model * warmup_steps)^-0.5, then decay as 1/sqrt(step).")
+
+
+def check_length_penalty(fn) -> None:
+    """Exercise (chapter 8): `fn(length, alpha)` is the GNMT length penalty used to rank beams."""
+    from transformer_lib.decoding import length_penalty
+
+    for length in (1, 5, 12, 40):
+        for alpha in (0.0, 0.6, 1.0):
+            _compare("length penalty", fn(length, alpha), length_penalty(length, alpha), f"length={length}, alpha={alpha}")
+    print("Correct: lp = ((5 + length) / 6) ** alpha; alpha = 0 turns it off.")
