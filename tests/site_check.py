@@ -2,8 +2,8 @@
 
 Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
 by Playwright) and fails on: console errors, failed requests, maths left as raw TeX, images that did
-not load, a chapter page without its Colab link, or widget placeholder text. A screenshot of every
-page lands in _build/screenshots/.
+not load, a chapter page without its Colab link, widget placeholder text, or a link to a page or
+anchor of the site that does not exist. A screenshot of every page lands in _build/screenshots/.
 
     python tests/site_check.py [_build/html]
 """
@@ -15,6 +15,7 @@ import http.server
 import shutil
 import sys
 import threading
+import urllib.parse
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
@@ -56,6 +57,8 @@ def check_site(html: Path) -> list[str]:
             if page_path.startswith("chapters/") and page.locator("a[href*='colab.research.google.com']").count() == 0:
                 errors.append("no Colab launch link")
             errors += [f"widget placeholder: {p}" for p in WIDGET_PLACEHOLDERS if p in text]
+            hrefs = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
+            errors += [f"broken link: {href}" for href in broken_links(html, base, hrefs)]
             page.screenshot(path=str(shots / (page_path.replace("/", "_").removesuffix(".html") + ".png")), full_page=True)
             problems += [f"{page_path}: {e}" for e in errors]
             page.close()
@@ -63,6 +66,31 @@ def check_site(html: Path) -> list[str]:
     server.shutdown()
     print(f"site check: {len(pages)} pages, {len(problems)} problem(s); screenshots in {shots}")
     return problems
+
+
+def broken_links(html: Path, base: str, hrefs: list[str]) -> list[str]:
+    """The links among `hrefs` (absolute URLs) into the site at `base` whose page is missing from
+    `html`, or whose #anchor names no element of that page. Links elsewhere are not followed."""
+    broken = []
+    for href in dict.fromkeys(hrefs):
+        if not href.startswith(base + "/"):
+            continue
+        url = urllib.parse.urlsplit(href)
+        path = html / urllib.parse.unquote(url.path).lstrip("/")
+        if url.path.endswith("/"):
+            path = path / "index.html"
+        if not path.is_file():
+            broken.append(href)
+        elif url.fragment and path.suffix == ".html":
+            anchor = urllib.parse.unquote(url.fragment)
+            if f'id="{anchor}"' not in _read(path) and f'name="{anchor}"' not in _read(path):
+                broken.append(href)
+    return broken
+
+
+@functools.cache
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace")
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
