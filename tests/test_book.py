@@ -124,3 +124,12 @@ def test_a_progress_bar_written_in_many_pieces_is_stored_as_its_final_line():
     settled = settle_streams(outputs)
     assert [(o["name"], o["text"]) for o in settled] == [
         ("stdout", "Epoch 1/1\n 2/2 [=====]"), ("stderr", "a warning\n"), ("stdout", "\nval_loss 7.0\n")]
+
+
+def test_masked_mean_check(capsys):
+    from transformer_lib import exercises
+
+    exercises.check_masked_mean(lambda x, ids: (x * (ids != 0)[..., None]).sum(1) / (ids != 0).sum(1, keepdims=True))
+    assert "Correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="masked mean: for token_ids="):
+        exercises.check_masked_mean(lambda x, ids: x.mean(1))  # padding averaged in

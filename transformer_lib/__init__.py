@@ -21,6 +21,12 @@ and what turns it into a translator:
     decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
     export                     save_translator, load_translator, train_translator
+
+and the side chapter's encoder-only models:
+
+    classifier                 TransformerClassifier (masked mean pooling)
+    bert                       mask_tokens (BERT's 80/10/10), MaskedLanguageModel, classifier_from_pretrained
+    imdb                       load_imdb, make_review_batches (IMDB reviews, Maas et al. 2011)
 """
 
 import os
@@ -38,6 +44,8 @@ with hide_tensorflow_notices():
 
 from transformer_lib.add_norm import AddNorm  # noqa: E402
 from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
+from transformer_lib.bert import MaskedLanguageModel, classifier_from_pretrained, mask_tokens  # noqa: E402
+from transformer_lib.classifier import TransformerClassifier, masked_mean  # noqa: E402
 from transformer_lib.data import (  # noqa: E402
     CORPORA,
     ChecksumError,
@@ -53,6 +61,7 @@ from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
 from transformer_lib.export import load_translator, save_translator, train_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
+from transformer_lib.imdb import load_imdb, make_review_batches  # noqa: E402
 from transformer_lib.masks import (  # noqa: E402
     decoder_mask,
     from_keras_mask,
@@ -93,6 +102,13 @@ __all__ = [
     "masked_loss",
     "save_translator",
     "train_translator",
+    "MaskedLanguageModel",
+    "TransformerClassifier",
+    "classifier_from_pretrained",
+    "load_imdb",
+    "make_review_batches",
+    "mask_tokens",
+    "masked_mean",
     "train",
     "CORPORA",
     "ChecksumError",

@@ -170,6 +170,8 @@ class Encoder(Stack):
     Call arguments:
         source_ids: int `[batch, src_len]`, 0 = padding. The padding mask is built from them.
         training: enables dropout.
+        mask_padding: False lets every position attend to the padding too (wrong; it exists to
+            measure what the mask is worth, chapter 9).
 
     Returns:
         `[batch, src_len, d_model]`.
@@ -180,8 +182,8 @@ class Encoder(Stack):
     def build(self, source_ids_shape):
         self.build_stack(source_ids_shape)
 
-    def call(self, source_ids, training=None):
-        mask = padding_mask(source_ids)  # (batch, 1, 1, src_len)
+    def call(self, source_ids, training=None, mask_padding=True):
+        mask = padding_mask(source_ids) if mask_padding else None  # (batch, 1, 1, src_len)
         x = self.embed(source_ids, training)  # (batch, src_len, d_model)
         for layer in self.stack_layers:
             x = layer(x, padding_mask=mask, training=training)

@@ -118,3 +118,15 @@ def check_length_penalty(fn) -> None:
         for alpha in (0.0, 0.6, 1.0):
             _compare("length penalty", fn(length, alpha), length_penalty(length, alpha), f"length={length}, alpha={alpha}")
     print("Correct: lp = ((5 + length) / 6) ** alpha; alpha = 0 turns it off.")
+
+
+def check_masked_mean(fn) -> None:
+    """Exercise (chapter 9): `fn(x, token_ids)` averages `x` `[batch, len, d]` over the non-padding positions."""
+    from transformer_lib.classifier import masked_mean
+
+    rng = np.random.default_rng(0)
+    for ids in ([[5, 6, 7, 0, 0]], [[4, 0, 0, 0], [9, 8, 7, 6]]):
+        ids = np.array(ids)
+        x = rng.normal(size=(*ids.shape, 3)).astype("float32")
+        _compare("masked mean", fn(x, ids), masked_mean(x, ids), f"token_ids={ids.tolist()}")
+    print("Correct: padding neither counts in the sum nor in the number of positions.")

@@ -1,0 +1,216 @@
+"""The side chapter's models: the transformer classifier, BERT's masking and MLM model, and IMDB."""
+
+import gzip
+import io
+import tarfile
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import SHARED_DATA, random_ids, requires_shared_data
+
+import transformer_lib as tl
+from transformer_lib import bert, imdb
+from transformer_lib.classifier import TransformerClassifier, masked_mean
+
+SMALL = dict(num_layers=1, d_model=32, num_heads=2, dff=64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The classifier
+
+
+def test_masked_mean_pooling_ignores_padding(rng):
+    ids = random_ids(rng, 3, 12, 50, pad_from=[12, 7, 3])
+    model = TransformerClassifier(50, dropout_rate=0.0, **SMALL)
+    padded = np.pad(ids, ((0, 0), (0, 9)))  # nine more pad columns
+    np.testing.assert_allclose(model(padded), model(ids), atol=1e-5)
+
+
+def test_without_the_mask_padding_changes_the_prediction(rng):
+    """The control for the test above: the unmasked model (the usual tutorial's) is not invariant."""
+    ids = random_ids(rng, 3, 12, 50, pad_from=[12, 7, 3])
+    model = TransformerClassifier(50, dropout_rate=0.0, mask_padding=False, **SMALL)
+    assert np.abs(model(np.pad(ids, ((0, 0), (0, 9)))) - model(ids)).max() > 1e-3
+
+
+def test_masked_mean_is_the_mean_of_the_real_positions():
+    x = np.arange(2 * 4 * 3, dtype="float32").reshape(2, 4, 3)
+    ids = np.array([[5, 6, 0, 0], [5, 6, 7, 8]])
+    expected = np.stack([x[0, :2].mean(0), x[1].mean(0)])
+    np.testing.assert_allclose(masked_mean(x, ids), expected, rtol=1e-6)
+
+
+def synthetic_reviews(count: int, seed: int) -> list[tuple[str, int]]:
+    """Reviews of 4-60 neutral words with a few sentiment words mixed in; the label says whether the
+    positive words outnumber the negative ones. Lengths vary a lot, so most batches are mostly padding."""
+    rng = np.random.default_rng(seed)
+    neutral = "the movie film plot actor scene story it was and a of this that director music ending".split()
+    good, bad = "great excellent wonderful superb loved".split(), "awful boring terrible dull hated".split()
+    reviews = []
+    for _ in range(count):
+        label = int(rng.integers(2))
+        major, minor = rng.integers(2, 5), rng.integers(0, 2)
+        words = list(rng.choice(neutral, rng.integers(4, 60)))
+        words += list(rng.choice(good if label else bad, major)) + list(rng.choice(bad if label else good, minor))
+        rng.shuffle(words)
+        reviews.append((" ".join(words), label))
+    return reviews
+
+
+def test_the_classifier_learns_a_sentiment_task_from_text():
+    keras.utils.set_random_seed(0)
+    train, held_out = synthetic_reviews(1200, seed=1), synthetic_reviews(300, seed=2)
+    tokenizer = imdb.train_review_tokenizer(train, vocab_size=320)
+    batches = imdb.make_review_batches(train, tokenizer, max_length=64, batch_tokens=2048)
+    model = TransformerClassifier(tokenizer.vocab_size, dropout_rate=0.0, **SMALL)
+    model.compile(optimizer=keras.optimizers.Adam(3e-3), metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(batches, epochs=6, verbose=0, shuffle=False)  # the batches are shuffled already
+    _, accuracy = model.evaluate(imdb.make_review_batches(held_out, tokenizer, shuffle=False), verbose=0)
+    assert accuracy > 0.75
+
+
+@pytest.mark.parametrize("name", ["classifier", "mlm"])
+def test_the_side_chapter_models_round_trip_through_keras_saving(name, tmp_path, rng):
+    ids = random_ids(rng, 2, 9, 60, pad_from=[9, 4])
+    model = (TransformerClassifier(60, activation="gelu", **SMALL) if name == "classifier"
+             else bert.MaskedLanguageModel(61, **SMALL))
+    expected = model(ids)
+    model.save(tmp_path / "model.keras")
+    reloaded = keras.saving.load_model(tmp_path / "model.keras")
+    assert reloaded.get_config() == model.get_config()
+    np.testing.assert_allclose(reloaded(ids), expected, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# BERT
+
+
+def test_mlm_masking_follows_bert_80_10_10_rule(rng):
+    vocab = 1000  # ids 3..999 are tokens, 1000 is the mask
+    ids = random_ids(rng, 256, 128, vocab, pad_from=rng.integers(10, 129, 256))
+    ids[:, 0] = tl.START_ID
+    inputs, labels = (t.numpy() for t in bert.mask_tokens(ids, mask_id=vocab, seed=[3, 4]))
+    real = ids > tl.END_ID
+    chosen = labels != 0
+    assert abs(chosen.sum() / real.sum() - 0.15) < 0.01
+    assert not chosen[~real].any()  # padding, start and end are never chosen
+    np.testing.assert_array_equal(labels[chosen], ids[chosen])  # labels: the original token, only there
+    np.testing.assert_array_equal(inputs[~chosen], ids[~chosen])  # nothing else is touched
+    masked = inputs[chosen] == vocab
+    kept = inputs[chosen] == ids[chosen]
+    replaced = ~masked & ~kept
+    assert abs(masked.mean() - 0.8) < 0.02
+    assert abs(replaced.mean() - 0.1) < 0.02  # a random replacement equals the original only 1 time in ~1000
+    assert abs(kept.mean() - 0.1) < 0.02
+    assert (inputs[chosen][replaced] > tl.END_ID).all() and (inputs[chosen][replaced] < vocab).all()
+
+
+def test_mlm_masks_are_fixed_by_the_seed_and_change_with_it(rng):
+    ids = random_ids(rng, 8, 40, 500)
+    first, again, other = (bert.mask_tokens(ids, 500, seed)[0].numpy() for seed in ([1, 2], [1, 2], [1, 3]))
+    np.testing.assert_array_equal(first, again)
+    assert (first != other).any()
+
+
+def test_mlm_batches_draw_new_masks_every_epoch(rng):
+    ids = random_ids(rng, 4, 30, 300)
+    batches = tf.data.Dataset.from_tensor_slices((ids, np.zeros(4, "int32"))).batch(2)
+    masked = bert.make_mlm_batches(batches, mask_id=300, seed=0)
+    assert int(masked.cardinality()) == 2
+    epoch_1, epoch_2 = ([labels.numpy() for _, labels in masked] for _ in range(2))
+    assert any((a != b).any() for a, b in zip(epoch_1, epoch_2))
+
+
+def test_the_mlm_output_layer_is_the_token_embedding(rng):
+    model = bert.MaskedLanguageModel(61, dropout_rate=0.0, **SMALL)
+    ids = random_ids(rng, 2, 7, 61)
+    model(ids)
+    embedding = model.encoder.embedding.embeddings
+    hidden = model.norm(model.transform(model.encoder(ids)))
+    np.testing.assert_allclose(model(ids), hidden @ tf.transpose(embedding) + model.output_bias, atol=1e-5)
+    d = SMALL["d_model"]
+    head = (d * d + d) + 2 * d + 61  # transform, norm, bias: no second [vocab, d_model] matrix
+    assert model.count_params() == model.encoder.count_params() + head
+
+
+def test_fine_tuning_starts_from_the_pretrained_encoder(rng):
+    pretrained = bert.MaskedLanguageModel(61, dropout_rate=0.0, **SMALL)
+    ids = random_ids(rng, 2, 7, 61)
+    pretrained(ids)
+    classifier = bert.classifier_from_pretrained(pretrained)
+    np.testing.assert_allclose(classifier.encoder(ids), pretrained.encoder(ids), atol=1e-6)
+    assert classifier.hyperparameters["activation"] == "gelu" and classifier.hyperparameters["num_classes"] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# IMDB
+
+
+def test_review_html_line_breaks_become_newlines():
+    text = "Great film.<br /><br />Loved it. <br/>Really \x08\x08"
+    assert imdb.clean_review(text) == "Great film.\n\nLoved it.\nReally"  # a paragraph stays a paragraph
+
+
+def test_review_batches_truncate_long_reviews_and_keep_every_review():
+    tokenizer = imdb.train_review_tokenizer(synthetic_reviews(300, seed=0), vocab_size=320)
+    reviews = synthetic_reviews(50, seed=3)
+    batches = imdb.make_review_batches(reviews, tokenizer, max_length=16, batch_tokens=128)
+    seen = [(ids, labels) for ids, labels in batches.as_numpy_iterator()]
+    assert len(seen) == int(batches.cardinality())
+    assert sum(len(labels) for _, labels in seen) == 50
+    assert sum(int(labels.sum()) for _, labels in seen) == sum(label for _, label in reviews)
+    for ids, _ in seen:
+        assert ids.shape[1] <= 16 and (ids[:, 0] == tl.START_ID).all()
+        assert ((ids == tl.END_ID).sum(axis=1) == 1).all()  # truncated, but each still ends with END
+
+
+@requires_shared_data
+def test_imdb_has_12500_reviews_per_official_split_and_label():
+    counts = {}
+    for split in ("train", "validation", "test"):
+        for _, label in imdb.load_imdb(split):
+            counts[split, label] = counts.get((split, label), 0) + 1
+    for label in (0, 1):
+        assert counts["train", label] + counts["validation", label] == 12_500
+        assert counts["test", label] == 12_500
+        assert 0.08 < counts["validation", label] / 12_500 < 0.12
+
+
+@requires_shared_data
+def test_the_imdb_sample_is_a_subset_with_the_same_splits():
+    sample = imdb.load_imdb("test", sample=True)
+    assert len(sample) == 1000 and sum(label for _, label in sample) == 500
+    assert set(sample) <= set(imdb.load_imdb("test"))
+    assert len(imdb.load_imdb("train", sample=True)) + len(imdb.load_imdb("validation", sample=True)) == 1000
+
+
+@requires_shared_data
+def test_a_truncated_imdb_tarball_gives_a_clear_error(tmp_path, monkeypatch):
+    original = (SHARED_DATA / imdb.LOCAL_ARCHIVE[0]).read_bytes()
+    truncated = tmp_path / "aclImdb_truncated.tar.gz"
+    truncated.write_bytes(original[: len(original) // 3])
+    with pytest.raises(tl.CorpusUnavailableError, match="truncated or damaged.*download"):
+        imdb._read_archive(truncated)
+    # Through load_imdb the pinned checksum catches it first, with its own clear message.
+    (tmp_path / "aclImdb").mkdir()
+    (tmp_path / imdb.LOCAL_ARCHIVE[0]).write_bytes(original[: len(original) // 3])
+    monkeypatch.setenv("TRANSFORMER_BOOK_DATA", str(tmp_path))
+    with pytest.raises(tl.ChecksumError, match="damaged or another version"):
+        imdb.load_imdb("train")
+
+
+def test_an_archive_without_all_labeled_reviews_is_refused(tmp_path):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name in ("aclImdb/train/pos/0_9.txt", "aclImdb/test/neg/0_2.txt"):
+            data = b"A review."
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    path = tmp_path / "small.tar.gz"
+    path.write_bytes(gzip.compress(buffer.getvalue()))
+    with pytest.raises(tl.CorpusUnavailableError, match="4 x 12,500 labeled reviews"):
+        imdb._read_archive(path)

@@ -1,0 +1,126 @@
+"""BERT's pretraining idea (Devlin et al. 2019), at the size of a CPU: masked language modelling.
+
+BERT is the Transformer's encoder alone, trained first on plain text to fill in hidden tokens
+(the "masked language model", MLM), then fine-tuned on a labeled task. BERT also trained on "next
+sentence prediction" (is sentence B the one that followed A?); later work (RoBERTa, Liu et al. 2019)
+found it unnecessary, and we leave it out.
+
+- `mask_tokens`: choose 15% of the real tokens; of those, 80% become the mask token, 10% a random
+  token and 10% stay as they are (BERT §3.1, "masking procedure"). The model must predict the
+  original token at every chosen position, and only there.
+- `MaskedLanguageModel`: an `Encoder` (GELU feed-forward, as BERT) and an MLM head whose output
+  matrix is the token embedding itself (tied), plus a bias.
+- `classifier_from_pretrained`: a `TransformerClassifier` that starts from the pretrained encoder.
+
+The mask token is one extra id after the tokenizer's vocabulary: `mask_id = tokenizer.vocab_size`,
+so models that read masked text have `vocab_size = tokenizer.vocab_size + 1`.
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from transformer_lib._checks import build_unbuilt, require_rate
+from transformer_lib.add_norm import LAYER_NORM_EPSILON
+from transformer_lib.classifier import TransformerClassifier
+from transformer_lib.encoder import Encoder
+from transformer_lib.tokenizer import END_ID, PAD_ID
+
+MASK_RATE = 0.15
+
+
+def mask_tokens(token_ids, mask_id: int, seed, rate: float = MASK_RATE):
+    """BERT's masking of a batch, for one training step.
+
+    Args:
+        token_ids: int `[batch, len]`, 0 = padding; ids 0 (pad), 1 (start), 2 (end) are never chosen.
+        mask_id: the mask token's id; it is also the vocabulary size for the random replacements,
+            which are drawn from the real tokens (ids above END_ID, below mask_id).
+        seed: int `[2]`, as for `tf.random.stateless_uniform`: the same seed gives the same masks.
+        rate: share of real tokens to choose (0.15 in BERT).
+
+    Returns:
+        `(inputs, labels)`, both int32 `[batch, len]`: the masked input, and the original id at each
+        chosen position with 0 (= nothing to predict) elsewhere, as `masked_loss` expects.
+    """
+    require_rate("rate", rate)
+    token_ids = tf.convert_to_tensor(token_ids, tf.int32)
+    shape = tf.shape(token_ids)
+    choose_seed, action_seed, random_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 3))
+    chosen = (tf.random.stateless_uniform(shape, choose_seed) < rate) & (token_ids > END_ID)
+    action = tf.random.stateless_uniform(shape, action_seed)  # < 0.8: mask; 0.8-0.9: random; else keep
+    random_ids = tf.random.stateless_uniform(shape, random_seed, minval=END_ID + 1, maxval=mask_id, dtype=tf.int32)
+    inputs = tf.where(chosen & (action < 0.8), mask_id, token_ids)
+    inputs = tf.where(chosen & (action >= 0.8) & (action < 0.9), random_ids, inputs)
+    labels = tf.where(chosen, token_ids, PAD_ID)
+    return inputs, labels
+
+
+def make_mlm_batches(token_batches: tf.data.Dataset, mask_id: int, seed: int = 0) -> tf.data.Dataset:
+    """`(inputs, labels)` batches for `MaskedLanguageModel.fit` from batches of token ids (or of
+    `(token_ids, label)`, whose labels are ignored). The masks are drawn anew every epoch, as in RoBERTa."""
+    ids = token_batches.map(lambda *batch: batch[0])
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    masked = tf.data.Dataset.zip(ids, seeds).map(lambda x, s: mask_tokens(x, mask_id, s))
+    return masked.apply(tf.data.experimental.assert_cardinality(token_batches.cardinality()))
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class MaskedLanguageModel(keras.Model):
+    """BERT's pretraining model, without next-sentence prediction.
+
+    Args:
+        vocab_size: tokens the model reads and predicts, the mask token included.
+        num_layers, d_model, num_heads, dff, dropout_rate, max_length: as in `Encoder`.
+        activation: of the feed-forward networks, "gelu" as in BERT.
+
+    Call arguments:
+        token_ids: int `[batch, len]` (masked), 0 = padding.
+        training: enables dropout.
+
+    Returns:
+        float32 logits `[batch, len, vocab_size]` for the original token at every position.
+    """
+
+    def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
+                 dropout_rate: float = 0.1, max_length: int = 512, activation: str = "gelu", **kwargs):
+        super().__init__(**kwargs)
+        self.hyperparameters = dict(vocab_size=vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
+                                    dff=dff, dropout_rate=dropout_rate, max_length=max_length, activation=activation)
+        self.encoder = Encoder(num_layers, d_model, num_heads, dff, vocab_size, dropout_rate=dropout_rate,
+                               activation=activation, max_length=max_length, name="encoder")
+        self.transform = keras.layers.Dense(d_model, activation=activation, name="transform")
+        self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
+
+    def build(self, token_ids_shape):
+        d_model = self.hyperparameters["d_model"]
+        build_unbuilt(self.encoder, token_ids_shape)
+        build_unbuilt(self.transform, (*token_ids_shape, d_model))
+        build_unbuilt(self.norm, (*token_ids_shape, d_model))
+        self.output_bias = self.add_weight(shape=(self.hyperparameters["vocab_size"],), initializer="zeros",
+                                           name="output_bias")
+
+    def call(self, token_ids, training=None):
+        x = self.encoder(token_ids, training=training)  # (batch, len, d_model)
+        h = self.norm(self.transform(x))
+        embeddings = self.encoder.embedding.embeddings  # (vocab, d_model): the output layer is tied to it
+        logits = ops.matmul(h, ops.transpose(ops.cast(embeddings, h.dtype))) + ops.cast(self.output_bias, h.dtype)
+        return ops.cast(logits, "float32")  # (batch, len, vocab)
+
+    def get_config(self):
+        return {**super().get_config(), **self.hyperparameters}
+
+
+def classifier_from_pretrained(pretrained: MaskedLanguageModel, num_classes: int = 2, max_length: int | None = None,
+                               dropout_rate: float | None = None) -> TransformerClassifier:
+    """A `TransformerClassifier` of the same sizes whose encoder starts with `pretrained`'s weights
+    (only the small classification head starts from scratch)."""
+    sizes = dict(pretrained.hyperparameters)
+    if dropout_rate is not None:
+        sizes["dropout_rate"] = dropout_rate
+    classifier = TransformerClassifier(num_classes=num_classes, **sizes)
+    classifier.build((None, max_length or sizes["max_length"]))
+    classifier.encoder.set_weights(pretrained.encoder.get_weights())
+    return classifier

@@ -1,0 +1,70 @@
+"""A transformer encoder as a text classifier (chapter 9): one vector per review, then a label.
+
+The encoder is the translator's (`Encoder`: embeddings with positions, N encoder layers, padding
+masked). Its outputs are averaged over the real tokens only (`masked_mean`), so a review's padding
+can neither be attended to nor averaged in; a dense layer turns the average into class scores.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from transformer_lib._checks import build_unbuilt, require_positive_int, require_rate
+from transformer_lib.encoder import Encoder
+from transformer_lib.tokenizer import PAD_ID
+
+
+def masked_mean(x, token_ids):
+    """Mean of `x` `[batch, len, d]` over the positions where `token_ids` `[batch, len]` is not padding."""
+    keep = ops.cast(ops.not_equal(token_ids, PAD_ID), x.dtype)[..., None]  # (batch, len, 1)
+    return ops.sum(x * keep, axis=1) / ops.maximum(ops.sum(keep, axis=1), 1.0)  # (batch, d)
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class TransformerClassifier(keras.Model):
+    """Token ids in, class logits out.
+
+    Args:
+        vocab_size: size of the token vocabulary (0 = padding).
+        num_layers, d_model, num_heads, dff, dropout_rate, activation: as in `Encoder`
+            (activation "gelu" for BERT-style models).
+        num_classes: number of labels (2 for positive/negative).
+        max_length: longest input, in tokens.
+        mask_padding: False attends to and averages over padding too: the usual tutorial's mistake,
+            kept to measure what the mask is worth.
+
+    Call arguments:
+        token_ids: int `[batch, len]`, 0 = padding.
+        training: enables dropout.
+
+    Returns:
+        float32 logits `[batch, num_classes]`.
+    """
+
+    def __init__(self, vocab_size: int, num_layers: int = 1, d_model: int = 64, num_heads: int = 4, dff: int = 128,
+                 num_classes: int = 2, dropout_rate: float = 0.1, max_length: int = 512, activation: str = "relu",
+                 mask_padding: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        require_positive_int("num_classes", num_classes)
+        require_rate("dropout_rate", dropout_rate)
+        self.hyperparameters = dict(vocab_size=vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
+                                    dff=dff, num_classes=num_classes, dropout_rate=dropout_rate, max_length=max_length,
+                                    activation=activation, mask_padding=mask_padding)
+        self.mask_padding = mask_padding
+        self.encoder = Encoder(num_layers, d_model, num_heads, dff, vocab_size, dropout_rate=dropout_rate,
+                               activation=activation, max_length=max_length, name="encoder")
+        self.dropout = keras.layers.Dropout(dropout_rate)
+        self.head = keras.layers.Dense(num_classes, name="head")
+
+    def build(self, token_ids_shape):
+        build_unbuilt(self.encoder, token_ids_shape)
+        build_unbuilt(self.head, (token_ids_shape[0], self.hyperparameters["d_model"]))
+
+    def call(self, token_ids, training=None):
+        x = self.encoder(token_ids, training=training, mask_padding=self.mask_padding)  # (batch, len, d_model)
+        pooled = masked_mean(x, token_ids) if self.mask_padding else ops.mean(x, axis=1)  # (batch, d_model)
+        return ops.cast(self.head(self.dropout(pooled, training=training)), "float32")
+
+    def get_config(self):
+        return {**super().get_config(), **self.hyperparameters}

@@ -1,0 +1,181 @@
+"""The IMDB Large Movie Review dataset (aclImdb v1, Maas et al. 2011), for the side chapter.
+
+50,000 labeled reviews, 25,000 for training and 25,000 for testing, half positive (rating >= 7)
+and half negative (rating <= 4). `load_imdb` reads them straight from the tarball:
+    - offline, from TRANSFORMER_BOOK_DATA/aclImdb/aclImdb_v1_text.tar.gz (the labeled reviews only,
+      in the original layout), never downloading;
+    - otherwise from the original archive, downloaded once with `keras.utils.get_file`.
+Both are checked against pinned sha256 sums. The validation split is carved from the official
+training split (by a hash of the review's id and label, so it never changes); the test split is
+never touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample instead (CI).
+
+`make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import hashlib
+import json
+import math
+import re
+import tarfile
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import tensorflow as tf
+
+from transformer_lib.data import CorpusUnavailableError, _ragged, default_bucket_boundaries, local_data_dir, verify_sha256
+from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
+
+IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
+IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
+LOCAL_ARCHIVE = ("aclImdb/aclImdb_v1_text.tar.gz", "f6ef6e1130f1a14f91181bd9ca6a188ed4aa5ae3de5b6751f5e700da1adea76a")
+LOCAL_SAMPLE = ("aclImdb/imdb_sample_2000.jsonl", "202fcc9bb2dca37635c3508484e096c092939c55c3d8d4a48e5a1c84d0bf8f27")
+SPLITS = ("train", "validation", "test")
+VALIDATION_PERCENT = 10  # of the official training split
+LABELS = {"neg": 0, "pos": 1}
+_REVIEW_PATH = re.compile(r"aclImdb/(train|test)/(pos|neg)/(\d+)_(\d+)\.txt$")
+
+
+def load_imdb(split: str = "train", sample: bool = False) -> list[tuple[str, int]]:
+    """(review text, label) pairs of one split; label 1 = positive, 0 = negative.
+
+    Args:
+        split: "train" (90% of the official training reviews), "validation" (the other 10%) or "test".
+        sample: read the 2,000-review sample (TRANSFORMER_BOOK_DATA only): 1,000 official training
+            reviews (split 90/10 the same way) and 1,000 test reviews.
+
+    The text is cleaned by `clean_review` (the reviews' `<br />` tags become line breaks).
+    """
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
+    reviews = _read_sample(_sample_path()) if sample else _read_archive(_archive_path())
+    official = "test" if split == "test" else "train"
+    return [(clean_review(text), label) for part, review_id, label, text in reviews
+            if part == official and (split == "test" or _carved_split(review_id, label) == split)]
+
+
+def clean_review(text: str) -> str:
+    """A review's HTML line breaks (`<br />`) as newlines, without control characters (a few
+    reviews hold backspaces) or stray whitespace."""
+    text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text)
+    return re.sub(r"[ \t]*<br\s*/?>[ \t]*", "\n", text).strip()
+
+
+def _carved_split(review_id: int, label: int) -> str:
+    """train or validation for an official training review, by a hash of its id and label (the id
+    alone is not unique: positive and negative reviews are numbered separately)."""
+    digest = hashlib.sha256(f"{label}/{review_id}".encode()).digest()
+    return "validation" if int.from_bytes(digest[:8], "big") % 100 < VALIDATION_PERCENT else "train"
+
+
+def _archive_path() -> Path:
+    root = local_data_dir()
+    if root is not None:
+        return _local_file(root, *LOCAL_ARCHIVE)
+    import keras
+
+    try:
+        path = Path(keras.utils.get_file("aclImdb_v1.tar.gz", origin=IMDB_URL, file_hash=IMDB_SHA256,
+                                         hash_algorithm="sha256", cache_subdir="datasets/transformer_book"))
+    except Exception as error:  # network failures come in many types
+        raise CorpusUnavailableError(
+            f"Could not download {IMDB_URL} ({type(error).__name__}: {error}). Check the connection, or set "
+            f"TRANSFORMER_BOOK_DATA to a folder holding {LOCAL_ARCHIVE[0]}."
+        ) from error
+    verify_sha256(path, IMDB_SHA256)
+    return path
+
+
+def _sample_path() -> Path:
+    root = local_data_dir()
+    if root is None:
+        raise CorpusUnavailableError(
+            f"The 2,000-review sample is only read from TRANSFORMER_BOOK_DATA/{LOCAL_SAMPLE[0]}; set "
+            "TRANSFORMER_BOOK_DATA, or use load_imdb(split) for the full dataset (downloaded once)."
+        )
+    return _local_file(root, *LOCAL_SAMPLE)
+
+
+def _local_file(root: Path, relative: str, sha256: str) -> Path:
+    path = root / relative
+    if not path.is_file():
+        raise CorpusUnavailableError(
+            f"TRANSFORMER_BOOK_DATA is set, so nothing is downloaded, but {relative} is not in it. "
+            f"Copy it there, or unset TRANSFORMER_BOOK_DATA to download {IMDB_URL}."
+        )
+    verify_sha256(path, sha256)
+    return path
+
+
+@functools.cache
+def _read_archive(path: Path) -> list[tuple[str, int, int, str]]:
+    """(official split, review id, label, raw text) of every labeled review in an aclImdb tarball."""
+    reviews = []
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            for member in archive:
+                match = _REVIEW_PATH.search(member.name)
+                if match is None or not member.isfile():
+                    continue  # README, vocabulary, URL lists, the unlabeled `unsup` reviews
+                part, label, review_id, _ = match.groups()
+                text = archive.extractfile(member).read().decode("utf-8")
+                reviews.append((part, int(review_id), LABELS[label], text))
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        raise CorpusUnavailableError(
+            f"{path} is truncated or damaged ({type(error).__name__}: {error}). Delete it and download "
+            f"{IMDB_URL} again (or restore the original copy)."
+        ) from error
+    counts = Counter((part, label) for part, _, label, _ in reviews)
+    if sorted(counts.values()) != [12_500] * 4:
+        raise CorpusUnavailableError(
+            f"{path} does not hold the 4 x 12,500 labeled reviews of aclImdb v1 (found {dict(counts)}): "
+            "it is incomplete or another dataset. Download the original archive again."
+        )
+    return sorted(reviews)
+
+
+@functools.cache
+def _read_sample(path: Path) -> list[tuple[str, int, int, str]]:
+    with path.open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines]
+    return [(row["split"], int(row["id"]), int(row["label"]), row["text"]) for row in rows]
+
+
+def train_review_tokenizer(reviews: list[tuple[str, int]], vocab_size: int = 8000) -> SubwordTokenizer:
+    """A lower-cased BPE tokenizer learned from review texts (give it the training split only)."""
+    return SubwordTokenizer.train([text for text, _ in reviews], vocab_size, lowercase=True)
+
+
+def make_review_batches(
+    reviews: list[tuple[str, int]],
+    tokenizer: SubwordTokenizer,
+    max_length: int = 256,
+    batch_tokens: int = 8192,
+    shuffle: bool = True,
+    seed: int = 0,
+) -> tf.data.Dataset:
+    """Batches `(token_ids [batch, len], labels [batch])` for `model.fit`, 0 = padding.
+
+    Every review becomes START, its first `max_length - 2` subword ids, END: longer reviews are
+    truncated (their beginning kept), never dropped. Reviews of similar length share a batch of
+    about `batch_tokens` tokens, so little of it is padding.
+    """
+    if not reviews:
+        raise ValueError("make_review_batches needs at least one (text, label) review.")
+    if max_length < 3:
+        raise ValueError(f"max_length={max_length} leaves no room for a token between START and END; use >= 3.")
+    ids = [[START_ID, *row[: max_length - 2], END_ID] for row in tokenizer.encode([text for text, _ in reviews])]
+    labels = tf.constant([label for _, label in reviews], tf.int32)
+    dataset = tf.data.Dataset.from_tensor_slices((_ragged(ids), labels)).map(lambda x, y: (x, y))  # dense rows
+    if shuffle:
+        dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
+    boundaries = default_bucket_boundaries(max_length)
+    sizes = [max(1, batch_tokens // (upper - 1)) for upper in [*boundaries, max_length + 1]]
+    dataset = dataset.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], boundaries, sizes)
+    per_bucket = Counter(bisect.bisect_right(boundaries, len(row)) for row in ids)
+    batches = sum(math.ceil(count / sizes[bucket]) for bucket, count in per_bucket.items())
+    return dataset.apply(tf.data.experimental.assert_cardinality(batches)).prefetch(tf.data.AUTOTUNE)
