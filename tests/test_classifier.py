@@ -120,8 +120,26 @@ def test_mlm_batches_draw_new_masks_every_epoch(rng):
     batches = tf.data.Dataset.from_tensor_slices((ids, np.zeros(4, "int32"))).batch(2)
     masked = bert.make_mlm_batches(batches, mask_id=300, seed=0)
     assert int(masked.cardinality()) == 2
-    epoch_1, epoch_2 = ([labels.numpy() for _, labels in masked] for _ in range(2))
-    assert any((a != b).any() for a, b in zip(epoch_1, epoch_2))
+    epoch_1, epoch_2 = ([chosen.numpy() for (_, chosen), _ in masked] for _ in range(2))
+    assert any(a.shape != b.shape or (a != b).any() for a, b in zip(epoch_1, epoch_2))
+
+
+def test_mlm_batches_hold_the_original_tokens_at_the_chosen_positions(rng):
+    ids = random_ids(rng, 6, 40, 300, pad_from=[40, 30, 20, 10, 5, 40])
+    batches = tf.data.Dataset.from_tensor_slices(ids).batch(3)
+    for ((inputs, chosen), targets), original in zip(bert.make_mlm_batches(batches, 300, seed=1), (ids[:3], ids[3:])):
+        rows, positions = chosen.numpy().T
+        np.testing.assert_array_equal(targets, original[rows, positions])
+        untouched = np.ones(original.shape, bool)
+        untouched[rows, positions] = False
+        np.testing.assert_array_equal(inputs.numpy()[untouched], original[untouched])
+
+
+def test_the_mlm_model_scores_only_the_chosen_positions_when_told_them(rng):
+    model = bert.MaskedLanguageModel(61, dropout_rate=0.0, **SMALL)
+    ids = random_ids(rng, 2, 7, 61)
+    chosen = np.array([[0, 1], [1, 4], [1, 6]])
+    np.testing.assert_allclose(model((ids, chosen)), model(ids).numpy()[chosen[:, 0], chosen[:, 1]], atol=1e-5)
 
 
 def test_the_mlm_output_layer_is_the_token_embedding(rng):
@@ -214,3 +232,20 @@ def test_an_archive_without_all_labeled_reviews_is_refused(tmp_path):
     path.write_bytes(gzip.compress(buffer.getvalue()))
     with pytest.raises(tl.CorpusUnavailableError, match="4 x 12,500 labeled reviews"):
         imdb._read_archive(path)
+
+
+def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_path):
+    keras.utils.set_random_seed(0)
+    reviews = synthetic_reviews(400, seed=5)
+    tokenizer = imdb.train_review_tokenizer(reviews, vocab_size=320)
+    batches = bert.make_mlm_batches(imdb.make_review_batches(reviews, tokenizer, max_length=64, batch_tokens=2048),
+                                    mask_id=tokenizer.vocab_size)
+    model = bert.MaskedLanguageModel(tokenizer.vocab_size + 1, dropout_rate=0.0, **SMALL)
+    model.compile(optimizer=keras.optimizers.Adam(3e-3), metrics=["accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(batches, epochs=4, verbose=0, shuffle=False)
+    assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
+    assert history.history["accuracy"][-1] > 5 / tokenizer.vocab_size  # far above guessing
+    model.save(tmp_path / "mlm.keras")
+    ids = np.array([tokenizer.encode("the movie was great")])
+    np.testing.assert_allclose(keras.saving.load_model(tmp_path / "mlm.keras")(ids), model(ids), atol=1e-6)

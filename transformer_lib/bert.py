@@ -59,12 +59,21 @@ def mask_tokens(token_ids, mask_id: int, seed, rate: float = MASK_RATE):
 
 
 def make_mlm_batches(token_batches: tf.data.Dataset, mask_id: int, seed: int = 0) -> tf.data.Dataset:
-    """`(inputs, labels)` batches for `MaskedLanguageModel.fit` from batches of token ids (or of
-    `(token_ids, label)`, whose labels are ignored). The masks are drawn anew every epoch, as in RoBERTa."""
+    """Batches `((inputs, chosen), targets)` for `MaskedLanguageModel.fit`, from batches of token ids
+    (or of `(token_ids, label)`, whose labels are ignored).
+
+    `inputs` is the masked batch, `chosen` int64 `[n, 2]` the (row, position) of its n chosen tokens,
+    and `targets` `[n]` their original ids. The masks are drawn anew every epoch (as in RoBERTa).
+    """
     ids = token_batches.map(lambda *batch: batch[0])
     seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
-    masked = tf.data.Dataset.zip(ids, seeds).map(lambda x, s: mask_tokens(x, mask_id, s))
+    masked = tf.data.Dataset.zip(ids, seeds).map(lambda x, s: _gather_chosen(*mask_tokens(x, mask_id, s)))
     return masked.apply(tf.data.experimental.assert_cardinality(token_batches.cardinality()))
+
+
+def _gather_chosen(inputs, labels):
+    chosen = tf.where(labels != PAD_ID)  # (n, 2): row and position of every chosen token
+    return (inputs, chosen), tf.gather_nd(labels, chosen)
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -77,11 +86,15 @@ class MaskedLanguageModel(keras.Model):
         activation: of the feed-forward networks, "gelu" as in BERT.
 
     Call arguments:
-        token_ids: int `[batch, len]` (masked), 0 = padding.
+        inputs: int `[batch, len]` token ids (masked), 0 = padding; or a pair `(token_ids, chosen)`
+            with `chosen` int `[n, 2]`, the (row, position) of the tokens to predict (what
+            `make_mlm_batches` gives). Only those positions then go through the output layer,
+            which saves most of the work: it scores every token of the vocabulary.
         training: enables dropout.
 
     Returns:
-        float32 logits `[batch, len, vocab_size]` for the original token at every position.
+        float32 logits `[batch, len, vocab_size]` for the original token at every position, or
+        `[n, vocab_size]` at the chosen positions.
     """
 
     def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
@@ -94,20 +107,24 @@ class MaskedLanguageModel(keras.Model):
         self.transform = keras.layers.Dense(d_model, activation=activation, name="transform")
         self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
 
-    def build(self, token_ids_shape):
+    def build(self, inputs_shape):
+        token_ids_shape = inputs_shape[0] if isinstance(inputs_shape[0], (tuple, list)) else inputs_shape
         d_model = self.hyperparameters["d_model"]
         build_unbuilt(self.encoder, token_ids_shape)
-        build_unbuilt(self.transform, (*token_ids_shape, d_model))
-        build_unbuilt(self.norm, (*token_ids_shape, d_model))
+        build_unbuilt(self.transform, (None, d_model))
+        build_unbuilt(self.norm, (None, d_model))
         self.output_bias = self.add_weight(shape=(self.hyperparameters["vocab_size"],), initializer="zeros",
                                            name="output_bias")
 
-    def call(self, token_ids, training=None):
+    def call(self, inputs, training=None):
+        token_ids, chosen = inputs if isinstance(inputs, (tuple, list)) else (inputs, None)
         x = self.encoder(token_ids, training=training)  # (batch, len, d_model)
+        if chosen is not None:
+            x = tf.gather_nd(x, chosen)  # (n, d_model): only the chosen positions
         h = self.norm(self.transform(x))
         embeddings = self.encoder.embedding.embeddings  # (vocab, d_model): the output layer is tied to it
         logits = ops.matmul(h, ops.transpose(ops.cast(embeddings, h.dtype))) + ops.cast(self.output_bias, h.dtype)
-        return ops.cast(logits, "float32")  # (batch, len, vocab)
+        return ops.cast(logits, "float32")  # (batch, len, vocab) or (n, vocab)
 
     def get_config(self):
         return {**super().get_config(), **self.hyperparameters}
