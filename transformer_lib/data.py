@@ -169,26 +169,26 @@ def fetch_file(relative_path: str) -> Path:
                 f"Copy the file there (from {url}) or unset {DATA_ENV} to download it."
             )
     else:
-        import keras  # only needed for downloads
-
         folder, filename = f"{TATOEBA_DIR}/{relative_path}".rsplit("/", 1)
-        try:
-            path = Path(
-                keras.utils.get_file(
-                    filename,
-                    origin=url,
-                    file_hash=sha256,
-                    hash_algorithm="sha256",
-                    cache_subdir=f"datasets/transformer_book/{folder}",
-                )
-            )
-        except Exception as error:  # network failures come in many types
-            raise CorpusUnavailableError(
-                f"Could not download {url} ({type(error).__name__}: {error}). Check the connection, or "
-                f"set {DATA_ENV} to a folder holding {TATOEBA_DIR}/{relative_path}."
-            ) from error
+        path = download(filename, url, sha256, f"datasets/transformer_book/{folder}",
+                        offline_hint=f"a folder holding {TATOEBA_DIR}/{relative_path}")
     verify_sha256(path, sha256)
     return path
+
+
+def download(filename: str, url: str, sha256: str, cache_subdir: str, offline_hint: str) -> Path:
+    """`url` in the Keras cache (downloaded once, checked against `sha256`); a failure names the
+    offline alternative: TRANSFORMER_BOOK_DATA pointing at `offline_hint`."""
+    import keras  # only needed for downloads
+
+    try:
+        return Path(keras.utils.get_file(filename, origin=url, file_hash=sha256, hash_algorithm="sha256",
+                                         cache_subdir=cache_subdir))
+    except Exception as error:  # network failures come in many types
+        raise CorpusUnavailableError(
+            f"Could not download {url} ({type(error).__name__}: {error}). Check the connection, or set "
+            f"{DATA_ENV} to {offline_hint}."
+        ) from error
 
 
 def verify_sha256(path: Path, expected: str) -> None:
@@ -402,32 +402,41 @@ def make_batches(
     if not kept:
         raise ValueError(f"No pair left after filtering (max_length={max_length}); raise max_length or check the data.")
 
-    dataset = tf.data.Dataset.from_tensor_slices((_ragged([s for s, _ in kept]), _ragged([t for _, t in kept])))
+    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows([s for s, _ in kept]), ragged_rows([t for _, t in kept])))
     dataset = dataset.map(_dense_rows)  # elements: (source_ids [len_s], target_ids [len_t])
     if shuffle:
         dataset = dataset.shuffle(len(kept), seed=seed, reshuffle_each_iteration=True)
 
     if bucketing:
-        boundaries = default_bucket_boundaries(max_length)
-        uppers = [*boundaries, max_length + 1]  # lengths in bucket i are < uppers[i]
-        sizes = [batch_size or max(1, batch_tokens // (upper - 1)) for upper in uppers]
-        dataset = dataset.bucket_by_sequence_length(
-            element_length_func=_pair_length,
-            bucket_boundaries=boundaries,
-            bucket_batch_sizes=sizes,
-        )
-        # The same bucketing in Python, to count the batches: Keras then shows a full progress bar.
-        per_bucket = Counter(bisect.bisect_right(boundaries, max(len(s), len(t))) for s, t in kept)
-        num_batches = sum(math.ceil(count / sizes[bucket]) for bucket, count in per_bucket.items())
+        dataset = bucket_by_length(dataset, [max(len(s), len(t)) for s, t in kept], _pair_length, max_length,
+                                   batch_size, batch_tokens)
     else:
         size = batch_size or max(1, batch_tokens // max_length)
         dataset = dataset.padded_batch(size)
-        num_batches = math.ceil(len(kept) / size)
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(num_batches))
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(math.ceil(len(kept) / size)))
     return dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def _ragged(sequences: list[list[int]]) -> tf.RaggedTensor:
+def bucket_by_length(dataset: tf.data.Dataset, lengths: list[int], length_fn, max_length: int,
+                     batch_size: int | None = None, batch_tokens: int | None = None) -> tf.data.Dataset:
+    """Batch `dataset` so that elements of similar length (`length_fn(*element)`, up to
+    `max_length`) share a batch: `batch_size` elements, or about `batch_tokens` tokens, per batch.
+
+    `lengths` (the same lengths, in Python) lets the number of batches be counted and declared, so
+    Keras shows a full progress bar.
+    """
+    boundaries = default_bucket_boundaries(max_length)
+    uppers = [*boundaries, max_length + 1]  # lengths in bucket i are < uppers[i]
+    sizes = [batch_size or max(1, batch_tokens // (upper - 1)) for upper in uppers]
+    dataset = dataset.bucket_by_sequence_length(element_length_func=length_fn, bucket_boundaries=boundaries,
+                                                bucket_batch_sizes=sizes)
+    per_bucket = Counter(bisect.bisect_right(boundaries, length) for length in lengths)
+    num_batches = sum(math.ceil(count / sizes[bucket]) for bucket, count in per_bucket.items())
+    return dataset.apply(tf.data.experimental.assert_cardinality(num_batches))
+
+
+def ragged_rows(sequences: list[list[int]]) -> tf.RaggedTensor:
+    """Token id lists of different lengths as one RaggedTensor (one row each)."""
     lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
     flat = np.fromiter((i for s in sequences for i in s), dtype=np.int32, count=int(lengths.sum()))
     return tf.RaggedTensor.from_row_lengths(flat, lengths)

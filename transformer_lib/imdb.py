@@ -14,11 +14,9 @@ never touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sa
 
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import json
-import math
 import re
 import tarfile
 import zlib
@@ -27,7 +25,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from transformer_lib.data import CorpusUnavailableError, _ragged, default_bucket_boundaries, local_data_dir, verify_sha256
+from transformer_lib.data import CorpusUnavailableError, bucket_by_length, download, local_data_dir, ragged_rows, verify_sha256
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -76,16 +74,8 @@ def _archive_path() -> Path:
     root = local_data_dir()
     if root is not None:
         return _local_file(root, *LOCAL_ARCHIVE)
-    import keras
-
-    try:
-        path = Path(keras.utils.get_file("aclImdb_v1.tar.gz", origin=IMDB_URL, file_hash=IMDB_SHA256,
-                                         hash_algorithm="sha256", cache_subdir="datasets/transformer_book"))
-    except Exception as error:  # network failures come in many types
-        raise CorpusUnavailableError(
-            f"Could not download {IMDB_URL} ({type(error).__name__}: {error}). Check the connection, or set "
-            f"TRANSFORMER_BOOK_DATA to a folder holding {LOCAL_ARCHIVE[0]}."
-        ) from error
+    path = download("aclImdb_v1.tar.gz", IMDB_URL, IMDB_SHA256, "datasets/transformer_book",
+                    offline_hint=f"a folder holding {LOCAL_ARCHIVE[0]}")
     verify_sha256(path, IMDB_SHA256)
     return path
 
@@ -170,12 +160,9 @@ def make_review_batches(
         raise ValueError(f"max_length={max_length} leaves no room for a token between START and END; use >= 3.")
     ids = [[START_ID, *row[: max_length - 2], END_ID] for row in tokenizer.encode([text for text, _ in reviews])]
     labels = tf.constant([label for _, label in reviews], tf.int32)
-    dataset = tf.data.Dataset.from_tensor_slices((_ragged(ids), labels)).map(lambda x, y: (x, y))  # dense rows
+    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(ids), labels)).map(lambda x, y: (x, y))  # dense rows
     if shuffle:
         dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
-    boundaries = default_bucket_boundaries(max_length)
-    sizes = [max(1, batch_tokens // (upper - 1)) for upper in [*boundaries, max_length + 1]]
-    dataset = dataset.bucket_by_sequence_length(lambda x, y: tf.shape(x)[0], boundaries, sizes)
-    per_bucket = Counter(bisect.bisect_right(boundaries, len(row)) for row in ids)
-    batches = sum(math.ceil(count / sizes[bucket]) for bucket, count in per_bucket.items())
-    return dataset.apply(tf.data.experimental.assert_cardinality(batches)).prefetch(tf.data.AUTOTUNE)
+    dataset = bucket_by_length(dataset, [len(row) for row in ids], lambda x, y: tf.shape(x)[0], max_length,
+                               batch_tokens=batch_tokens)
+    return dataset.prefetch(tf.data.AUTOTUNE)
