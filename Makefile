@@ -12,15 +12,15 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test unit-tests notebooks book site-check execute install clean
+.PHONY: test unit-tests notebooks book site-check execute install clean bench
 
 install: $(STAMP)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+$(STAMP): requirements.txt benchmarks/requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r benchmarks/requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -45,6 +45,11 @@ book: $(STAMP) $(MATHJAX)
 
 site-check: $(STAMP)
 	$(BIN)/python tests/site_check.py _build/html
+
+# Every benchmark side by side (offline, under 20 minutes on a 2-core CPU): prints one table and
+# writes benchmarks/results.json, which the book's performance appendix shows.
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
 
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)
