@@ -162,33 +162,41 @@ def fetch_file(relative_path: str) -> Path:
     url = f"{TATOEBA_URL}/{relative_path}"
     root = local_data_dir()
     if root is not None:
-        path = root / TATOEBA_DIR / relative_path
-        if not path.is_file():
-            raise CorpusUnavailableError(
-                f"{DATA_ENV} is set, so nothing is downloaded, but {TATOEBA_DIR}/{relative_path} is not in it. "
-                f"Copy the file there (from {url}) or unset {DATA_ENV} to download it."
-            )
-    else:
-        folder, filename = f"{TATOEBA_DIR}/{relative_path}".rsplit("/", 1)
-        path = download(filename, url, sha256, f"datasets/transformer_book/{folder}",
-                        offline_hint=f"a folder holding {TATOEBA_DIR}/{relative_path}")
+        return local_file(root, f"{TATOEBA_DIR}/{relative_path}", sha256,
+                          remedy=f"Copy the file there (from {url}) or unset {DATA_ENV} to download it.")
+    folder, filename = f"{TATOEBA_DIR}/{relative_path}".rsplit("/", 1)
+    return download(filename, url, sha256, f"datasets/transformer_book/{folder}",
+                    offline_hint=f"a folder holding {TATOEBA_DIR}/{relative_path}")
+
+
+def local_file(root: Path, relative_path: str, sha256: str, remedy: str) -> Path:
+    """`root/relative_path` (root: TRANSFORMER_BOOK_DATA), checked against `sha256`; if it is
+    missing, an error that ends with `remedy` (what to do instead)."""
+    path = root / relative_path
+    if not path.is_file():
+        raise CorpusUnavailableError(
+            f"{DATA_ENV} is set, so nothing is downloaded, but {relative_path} is not in it. {remedy}"
+        )
     verify_sha256(path, sha256)
     return path
 
 
 def download(filename: str, url: str, sha256: str, cache_subdir: str, offline_hint: str) -> Path:
-    """`url` in the Keras cache (downloaded once, checked against `sha256`); a failure names the
-    offline alternative: TRANSFORMER_BOOK_DATA pointing at `offline_hint`."""
+    """`url` in the Keras cache, downloaded once and checked against `sha256` (by Keras, and again
+    here: a cache or a download layer that skips the check cannot hand over another file). A
+    failure names the offline alternative: TRANSFORMER_BOOK_DATA pointing at `offline_hint`."""
     import keras  # only needed for downloads
 
     try:
-        return Path(keras.utils.get_file(filename, origin=url, file_hash=sha256, hash_algorithm="sha256",
+        path = Path(keras.utils.get_file(filename, origin=url, file_hash=sha256, hash_algorithm="sha256",
                                          cache_subdir=cache_subdir))
     except Exception as error:  # network failures come in many types
         raise CorpusUnavailableError(
             f"Could not download {url} ({type(error).__name__}: {error}). Check the connection, or set "
             f"{DATA_ENV} to {offline_hint}."
         ) from error
+    verify_sha256(path, sha256)
+    return path
 
 
 def verify_sha256(path: Path, expected: str) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from transformer_lib.data import CorpusUnavailableError, bucket_by_length, download, local_data_dir, ragged_rows, verify_sha256
+from transformer_lib.data import CorpusUnavailableError, bucket_by_length, download, local_data_dir, local_file, ragged_rows
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
@@ -73,11 +73,10 @@ def _carved_split(review_id: int, label: int) -> str:
 def _archive_path() -> Path:
     root = local_data_dir()
     if root is not None:
-        return _local_file(root, *LOCAL_ARCHIVE)
-    path = download("aclImdb_v1.tar.gz", IMDB_URL, IMDB_SHA256, "datasets/transformer_book",
+        return local_file(root, *LOCAL_ARCHIVE,
+                          remedy=f"Copy it there, or unset TRANSFORMER_BOOK_DATA to download {IMDB_URL}.")
+    return download("aclImdb_v1.tar.gz", IMDB_URL, IMDB_SHA256, "datasets/transformer_book",
                     offline_hint=f"a folder holding {LOCAL_ARCHIVE[0]}")
-    verify_sha256(path, IMDB_SHA256)
-    return path
 
 
 def _sample_path() -> Path:
@@ -87,18 +86,8 @@ def _sample_path() -> Path:
             f"The 2,000-review sample is only read from TRANSFORMER_BOOK_DATA/{LOCAL_SAMPLE[0]}; set "
             "TRANSFORMER_BOOK_DATA, or use load_imdb(split) for the full dataset (downloaded once)."
         )
-    return _local_file(root, *LOCAL_SAMPLE)
-
-
-def _local_file(root: Path, relative: str, sha256: str) -> Path:
-    path = root / relative
-    if not path.is_file():
-        raise CorpusUnavailableError(
-            f"TRANSFORMER_BOOK_DATA is set, so nothing is downloaded, but {relative} is not in it. "
-            f"Copy it there, or unset TRANSFORMER_BOOK_DATA to download {IMDB_URL}."
-        )
-    verify_sha256(path, sha256)
-    return path
+    return local_file(root, *LOCAL_SAMPLE, remedy="Copy it there from the course's data folder, or call "
+                      "load_imdb(split) without sample=True for the full dataset.")
 
 
 @functools.cache
