@@ -81,14 +81,14 @@ def versions() -> dict:
 def run(config: dict, log=print) -> dict:
     """Run every benchmark with `config` (FULL or TOY) and return all the numbers."""
     import transformer_lib as tl
-    from benchmarks import decode_speed, limit, memory, padding, throughput
+    from benchmarks import decode_speed, limit, load_average, memory, padding, throughput
     from transformer_lib.book import describe_machine
 
     started = time.perf_counter()
     sections = {}  # seconds per section, to see where the run's time goes
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "machine": describe_machine(), "processor": _processor(), "cpu_count": os.cpu_count(),
-               "load_average_at_start": _load_average(),  # other work on the machine moves absolute times
+               "load_average_at_start": load_average(),
                "versions": versions(), "config": config}
 
     def section(name: str) -> None:
@@ -96,11 +96,11 @@ def run(config: dict, log=print) -> dict:
         log(name)
 
     section(f"padding: {config['corpus']}")
-    results["padding"] = padding.measure(config["corpus"], config["batch_size"], config["batch_tokens"],
-                                         config["vocab_size"], config["max_length"])
-
-    pairs = tl.load_parallel_corpus(config["corpus"], "train")
+    pairs = tl.load_parallel_corpus(config["corpus"], "train")  # read and tokenized once, for every section
     tokenizers = tl.train_tokenizers(pairs, vocab_size=config["vocab_size"])
+    results["padding"] = padding.measure(config["corpus"], config["batch_size"], config["batch_tokens"],
+                                         config["vocab_size"], config["max_length"], pairs, tokenizers)
+
     results["throughput"] = []
     for entry in config["throughput"]:
         section(f"training throughput: {entry['sizes']}, {entry['real_tokens']:,} real target tokens")
@@ -126,7 +126,7 @@ def run(config: dict, log=print) -> dict:
                                        config["ours_jit"])
 
     section("end")
-    results["load_average_at_end"] = _load_average()
+    results["load_average_at_end"] = load_average()
     names = list(sections)
     results["section_seconds"] = {name: sections[after] - sections[name] for name, after in zip(names, names[1:])}
     results["ratios"] = ratios(results)
@@ -201,14 +201,6 @@ def format_table(results: dict) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     line = lambda r: "  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
-
-
-def _load_average() -> list[float] | None:
-    """The system's 1, 5 and 15-minute load averages (runnable processes), where the OS reports them."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
 
 
 def _processor() -> str:

@@ -15,25 +15,14 @@ every sentence runs exactly `max_length` steps both ways: the ratio is the cost 
 from __future__ import annotations
 
 import argparse
-import time
 
 import keras
 import numpy as np
 
 import transformer_lib as tl
+from benchmarks import best_seconds
 from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.tokenizer import END_ID
-
-
-def best_seconds(fn, repeats: int) -> tuple[float, object]:
-    """The fastest of `repeats` timed calls of `fn()` after one untimed call (tracing), and its result."""
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def measure(preset: str = "small", batch: int = 8, lengths=(16, 32, 64), vocab_size: int = 8000,

@@ -18,13 +18,14 @@ every counted FLOP is useful work.
 from __future__ import annotations
 
 import argparse
-import time
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
+from benchmarks import best_seconds
+from benchmarks.throughput import make_train_step
 from transformer_lib.training import make_optimizer, masked_loss
 
 
@@ -36,13 +37,7 @@ def matmul_peak(n: int = 4096, repeats: int = 5) -> dict:
     flops = 2.0 * n**3
     result = {"n": n, "repeats": repeats}
     for name, fn in (("eager", tf.matmul), ("xla", tf.function(tf.matmul, jit_compile=True))):
-        float(tf.reduce_sum(fn(a, b)))  # warm-up (and compilation)
-        best = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
-            c = fn(a, b)
-            c = c.numpy()  # wait for the product (copying 4 n^2 bytes is negligible next to 2 n^3 FLOPs)
-            best = min(best, time.perf_counter() - start)
+        best, _ = best_seconds(lambda: fn(a, b), repeats)  # after a warm-up (and compilation)
         result[f"{name}_flops_per_s"] = flops / best
     result["peak_flops_per_s"] = max(result["eager_flops_per_s"], result["xla_flops_per_s"])
     return result
@@ -83,23 +78,6 @@ def training_step_flops(num_layers: int, d_model: int, dff: int, target_vocab_si
             "forward": forward, "backward": 2 * forward, "step": 3 * forward}
 
 
-def _wait(outputs) -> None:
-    """Block until every output tensor is computed (`.numpy()` shares a CPU tensor's memory: no copy)."""
-    for tensor in tf.nest.flatten(outputs, expand_composites=True):  # embedding gradients are IndexedSlices
-        tensor.numpy()
-
-
-def _best_seconds(fn, args, repeats: int) -> float:
-    """Best wall time of `fn(*args)` over `repeats` runs, after one warm-up run (tracing, XLA)."""
-    _wait(fn(*args))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        _wait(fn(*args))
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 PARTS = ("forward", "step", "optimizer", "vocabulary")
 
 
@@ -118,13 +96,6 @@ def time_step_parts(model: tl.Transformer, source, target_in, target_out, jit_co
         return masked_loss(target_out, model((source, target_in), training=True))
 
     @compiled
-    def step(source, target_in, target_out):
-        with tf.GradientTape() as tape:
-            loss = masked_loss(target_out, model((source, target_in), training=True))
-        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return loss
-
-    @compiled
     def update(grads):
         optimizer.apply_gradients(zip(grads, variables))
         return optimizer.iterations
@@ -141,9 +112,10 @@ def time_step_parts(model: tl.Transformer, source, target_in, target_out, jit_co
     x = tf.random.normal((*target_in.shape, model.hyperparameters["d_model"]), seed=3)
     batch = (source, target_in, target_out)
     grads = [tf.random.normal(v.shape, stddev=1e-3, seed=4) for v in variables]
+    step = make_train_step(model, optimizer, jit_compile)
     runs = {"forward": (forward, batch), "step": (step, batch), "optimizer": (update, (grads,)),
             "vocabulary": (vocabulary, (x, target_out))}
-    return {part: _best_seconds(*runs[part], repeats) for part in parts}
+    return {part: best_seconds(lambda: runs[part][0](*runs[part][1]), repeats)[0] for part in parts}
 
 
 def full_batch(batch: int, length: int, vocab_size: int, seed: int = 0):

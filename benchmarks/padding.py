@@ -14,10 +14,11 @@ from transformer_lib.data import load_parallel_corpus, make_batches, padding_fra
 
 
 def measure(corpus: str = "tatoeba/rus-eng", batch_size: int = 64, batch_tokens: int = 4096,
-            vocab_size: int = 8000, max_length: int = 64) -> dict:
-    """Padding fractions of the training split batched both ways, with tokenizers trained on it."""
-    pairs = load_parallel_corpus(corpus, "train")
-    tokenizers = train_tokenizers(pairs, vocab_size=vocab_size)
+            vocab_size: int = 8000, max_length: int = 64, pairs=None, tokenizers=None) -> dict:
+    """Padding fractions of the training split batched both ways, with tokenizers trained on it.
+    `pairs` and `tokenizers`, when given, are that split and those tokenizers, already made."""
+    pairs = pairs if pairs is not None else load_parallel_corpus(corpus, "train")
+    tokenizers = tokenizers or train_tokenizers(pairs, vocab_size=vocab_size)
     common = dict(max_length=max_length, verbose=False)
     return {
         "corpus": corpus,

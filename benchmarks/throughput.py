@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import time
 import warnings
 
@@ -46,6 +45,7 @@ import keras
 import tensorflow as tf
 
 import transformer_lib as tl
+from benchmarks import load_average
 from benchmarks.peer import build_peer_transformer
 from transformer_lib.tokenizer import PAD_ID
 from transformer_lib.training import MaskedLoss, make_optimizer, masked_loss
@@ -187,11 +187,8 @@ def model_only(models: dict, batches, d_model: int, jit_compile: bool, rounds: i
     return result
 
 
-def _load() -> float | None:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
+def _one_minute_load() -> float | None:
+    return (load_average() or [None])[0]
 
 
 def measure(pairs, tokenizers, sizes: dict, real_tokens: int = 20_000, batch_tokens: int = 2048,
@@ -211,9 +208,9 @@ def measure(pairs, tokenizers, sizes: dict, real_tokens: int = 20_000, batch_tok
 
     keras.utils.set_random_seed(seed)
     ours, peer = build_models(sizes, vocab_sizes, max_length)
-    load = {"ours": _load()}
+    load = {"ours": _one_minute_load()}
     ours_seconds = train_ours(ours, ours_ds, epochs, jit_compile=ours_jit)
-    load["peer"] = _load()
+    load["peer"] = _one_minute_load()
     peer_seconds, peer_jit = train_peer(peer, peer_ds, sizes["d_model"], epochs)
 
     # Model only: the same padded batches (the peer's, brought to one shape) through the same step.
