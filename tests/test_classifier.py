@@ -59,7 +59,7 @@ def synthetic_reviews(count: int, seed: int) -> list[tuple[str, int]]:
     return reviews
 
 
-def test_the_classifier_learns_a_sentiment_task_from_text():
+def test_the_classifier_learns_a_sentiment_task_from_text(record_property):
     keras.utils.set_random_seed(0)
     train, held_out = synthetic_reviews(1200, seed=1), synthetic_reviews(300, seed=2)
     tokenizer = imdb.train_review_tokenizer(train, vocab_size=320)
@@ -69,6 +69,7 @@ def test_the_classifier_learns_a_sentiment_task_from_text():
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(batches, epochs=6, verbose=0, shuffle=False)  # the batches are shuffled already
     _, accuracy = model.evaluate(imdb.make_review_batches(held_out, tokenizer, shuffle=False), verbose=0)
+    record_property("accuracy", accuracy)
     assert accuracy > 0.75
 
 
@@ -234,7 +235,7 @@ def test_an_archive_without_all_labeled_reviews_is_refused(tmp_path):
         imdb._read_archive(path)
 
 
-def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_path):
+def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_path, record_property):
     keras.utils.set_random_seed(0)
     reviews = synthetic_reviews(400, seed=5)
     tokenizer = imdb.train_review_tokenizer(reviews, vocab_size=320)
@@ -244,6 +245,7 @@ def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_
     model.compile(optimizer=keras.optimizers.Adam(3e-3), metrics=["accuracy"],
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     history = model.fit(batches, epochs=4, verbose=0, shuffle=False)
+    record_property("loss_ratio", history.history["loss"][-1] / history.history["loss"][0])
     assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
     assert history.history["accuracy"][-1] > 5 / tokenizer.vocab_size  # far above guessing
     model.save(tmp_path / "mlm.keras")

@@ -194,7 +194,7 @@ def copy_task(rng, n):
     return (source, decoder_input), source
 
 
-def test_a_tiny_model_learns_to_copy_unseen_sequences(rng):
+def test_a_tiny_model_learns_to_copy_unseen_sequences(rng, record_property):
     """End to end: gradients reach every part, and teacher forcing with the shifted target works."""
     model = Transformer(1, 32, 4, 64, input_vocab_size=12, target_vocab_size=12, dropout_rate=0.0)
     model.compile(
@@ -204,6 +204,7 @@ def test_a_tiny_model_learns_to_copy_unseen_sequences(rng):
     )
     model.fit(*copy_task(rng, 512), epochs=12, batch_size=32, verbose=0)
     _, accuracy = model.evaluate(*copy_task(rng, 256), verbose=0)
+    record_property("accuracy", accuracy)
     assert accuracy > 0.95  # chance is 1/9
 
 
