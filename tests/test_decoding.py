@@ -81,11 +81,12 @@ def test_length_penalty_is_the_gnmt_formula():
     assert length_penalty(10, 0.0) == 1.0
 
 
-def test_trained_model_translates_held_out_numbers(tiny):
+def test_trained_model_translates_held_out_numbers(tiny, record_property):
     pairs = tl.load_parallel_corpus("synthetic", "test")
     translations = tiny([s for s, _ in pairs], beam_size=1)
     exact = np.mean([t == reference for t, (_, reference) in zip(translations, pairs)])
-    assert exact >= 0.95, exact  # the task is learnable: 12 epochs of the tiny preset get there
+    record_property("exact_match", float(exact))
+    assert exact >= 0.97, exact  # measured 1.0 with 1, 2 and 4 threads (see the trained_tiny fixture)
 
 
 def test_cache_is_exact_on_the_trained_model_too(tiny):
@@ -116,7 +117,7 @@ def test_translator_handles_blank_long_and_bad_input(tiny):
     assert isinstance(long, str)
     with pytest.raises(TypeError, match="Translator expects str or a list of str, got int"):
         tiny(["сто", 5])
-    with pytest.raises(ValueError, match="beam_size must be >= 1"):
+    with pytest.raises(ValueError, match="beam_size must be a positive integer, got 0"):
         tiny("сто", beam_size=0)
 
 
@@ -132,18 +133,22 @@ def test_references_of_repeated_sources_are_grouped():
     assert sources == ["a", "b"] and streams == [["x", "y"], ["z", None]]
 
 
-def test_bleu_is_sacrebleus_and_perfect_translations_score_100(tiny):
+def test_bleu_is_sacrebleus_and_perfect_translations_score_100(tiny, record_property):
     # Targets of 4+ words: BLEU multiplies 1- to 4-gram precisions, so one-word targets score 0.
     pairs = [pair for pair in tl.load_parallel_corpus("synthetic", "test") if len(pair[1].split()) >= 4][:40]
 
     class Oracle(Translator):
+        def __init__(self):  # no model: it answers from the references
+            pass
+
         def __call__(self, texts, beam_size=4, alpha=0.6):
             return [dict(pairs)[t] for t in texts]
 
-    perfect = evaluate_bleu(Oracle(None, None, None), pairs, verbose=False)
+    perfect = evaluate_bleu(Oracle(), pairs, verbose=False)
     assert perfect["bleu"] == pytest.approx(100.0) and perfect["chrf"] == pytest.approx(100.0)
     assert perfect["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
     real = evaluate_bleu(tiny, pairs, verbose=False)
+    record_property("bleu", real["bleu"])
     assert real["bleu"] > 50  # the trained tiny model is good at this task
 
 

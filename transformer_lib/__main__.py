@@ -8,8 +8,48 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import warnings
 from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def sequence_length(text: str) -> int:
+    """argparse type: a sequence length >= 3 (START, one token, END)."""
+    value = positive_int(text)
+    if value < 3:
+        raise argparse.ArgumentTypeError(f"{value} leaves no room for a token between START and END; use >= 3")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def output_directory(text: str) -> Path:
+    """argparse type: a directory that exists or can be created (not a file)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; give a directory for the translator and checkpoints")
+    return path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,32 +63,34 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--corpus", default="tatoeba/rus-eng", help="a corpus name (default: %(default)s)")
     train.add_argument("--preset", default="small", choices=["tiny", "small", "base", "big"],
                        help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
-    train.add_argument("--out", required=True, type=Path, help="directory for the translator and checkpoints")
-    train.add_argument("--epochs", type=int, default=30, help="training epochs (default: %(default)s)")
-    train.add_argument("--vocab-size", type=int, default=8000, help="subword vocabulary per language")
+    train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
+    train.add_argument("--epochs", type=positive_int, default=30, help="training epochs (default: %(default)s)")
+    train.add_argument("--vocab-size", type=positive_int, default=8000, help="subword vocabulary per language")
     train.add_argument("--joint-vocab", action="store_true",
                        help="one tokenizer for both languages, with shared embeddings (paper §3.4)")
-    train.add_argument("--batch-tokens", type=int, default=1024, help="about this many tokens per batch")
-    train.add_argument("--max-length", type=int, default=64, help="longest sentence in tokens")
-    train.add_argument("--warmup-steps", type=int, default=4000, help="learning-rate warm-up (default: the paper's %(default)s)")
+    train.add_argument("--batch-tokens", type=positive_int, default=1024, help="about this many tokens per batch")
+    train.add_argument("--max-length", type=sequence_length, default=64, help="longest sentence in tokens")
+    train.add_argument("--warmup-steps", type=positive_int, default=4000, help="learning-rate warm-up (default: the paper's %(default)s)")
     train.add_argument("--norm-first", action="store_true", help="pre-LN instead of the paper's post-LN")
     train.add_argument("--mixed-precision", action="store_true", help="mixed_float16 (on a GPU)")
     train.add_argument("--xla", action="store_true", help="compile the training step with XLA")
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--restart", action="store_true",
+                       help="delete the run already in --out (checkpoints, record) and start afresh")
 
     translate = commands.add_parser("translate", help="translate sentences with a saved translator")
     translate.add_argument("--model", required=True, type=Path, help="directory written by `train`")
-    translate.add_argument("--beam-size", type=int, default=4)
-    translate.add_argument("--alpha", type=float, default=0.6, help="length penalty")
+    translate.add_argument("--beam-size", type=positive_int, default=4)
+    translate.add_argument("--alpha", type=non_negative_float, default=0.6, help="length penalty")
     translate.add_argument("sentences", nargs="*", help="sentences to translate (default: one per line on stdin)")
 
     evaluate = commands.add_parser("evaluate", help="BLEU and chrF (sacreBLEU) of a saved translator")
     evaluate.add_argument("--model", required=True, type=Path, help="directory written by `train`")
     evaluate.add_argument("--corpus", default="tatoeba/rus-eng")
     evaluate.add_argument("--split", default="test", choices=["train", "validation", "test"])
-    evaluate.add_argument("--beam-size", type=int, default=4)
-    evaluate.add_argument("--alpha", type=float, default=0.6, help="length penalty")
-    evaluate.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+    evaluate.add_argument("--beam-size", type=positive_int, default=4)
+    evaluate.add_argument("--alpha", type=non_negative_float, default=0.6, help="length penalty")
+    evaluate.add_argument("--limit", type=positive_int, default=None, help="score only the first N pairs")
     return parser
 
 
@@ -62,19 +104,35 @@ def run_train(args) -> dict:
     return train_translator(
         args.out, corpus=args.corpus, preset=args.preset, epochs=args.epochs, vocab_size=args.vocab_size,
         joint_vocab=args.joint_vocab, batch_tokens=args.batch_tokens, max_length=args.max_length,
-        warmup_steps=args.warmup_steps, norm_first=args.norm_first, xla=args.xla, seed=args.seed,
+        warmup_steps=args.warmup_steps, norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart,
     )
 
 
 def run_translate(args) -> list[str]:
     from transformer_lib.export import load_translator
 
-    sentences = args.sentences or [line.rstrip("\n") for line in sys.stdin]
-    translator = load_translator(args.model)
+    translator = load_translator(args.model)  # first: a wrong --model fails before stdin is read
+    sentences = args.sentences or read_lines(sys.stdin.buffer)
     translations = translator(sentences, beam_size=args.beam_size, alpha=args.alpha)
     for translation in translations:
         print(translation)
     return translations
+
+
+def read_lines(stream) -> list[str]:
+    """One sentence per line of a byte stream, decoded as UTF-8. A line that is not valid UTF-8 is
+    kept, its bad bytes replaced by U+FFFD, with a warning that names it: the other lines (and the
+    line numbers of the output) are not lost."""
+    lines = []
+    for number, raw in enumerate(stream, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = raw.decode("utf-8", errors="replace")
+            warnings.warn(f"stdin line {number} is not valid UTF-8 ({error.reason} at byte {error.start}); "
+                          "its undecodable bytes were replaced by U+FFFD. Save the input as UTF-8.", stacklevel=2)
+        lines.append(line.rstrip("\r\n"))
+    return lines
 
 
 def run_evaluate(args) -> dict:
@@ -88,8 +146,14 @@ def run_evaluate(args) -> dict:
 
 
 def main(argv: list[str] | None = None):
-    args = build_parser().parse_args(argv)
-    return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from transformer_lib.data import CorpusUnavailableError
+
+    try:
+        return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)
+    except (ValueError, OSError, CorpusUnavailableError) as error:  # a user's fault: a message, no traceback
+        parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
+
+import keras
+import numpy as np
+import tensorflow as tf
 
 
 def require_positive_int(name: str, value) -> None:
@@ -15,6 +20,43 @@ def require_rate(name: str, value) -> None:
     """Raise a ValueError unless `value` is a probability in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, Real) or not 0 <= value < 1:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
+
+
+def require_non_negative_number(name: str, value) -> None:
+    """Raise a ValueError unless `value` is a finite real number >= 0 (bools are not accepted)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+
+
+def require_max_length(max_length, name: str = "max_length") -> None:
+    """A sequence holds START, at least one token and END, so its longest length is an integer >= 3."""
+    require_positive_int(name, max_length)
+    if max_length < 3:
+        raise ValueError(f"{name}={max_length} leaves no room for a token between START and END; use {name} >= 3.")
+
+
+def check_token_ids(name: str, ids, vocab_size: int) -> None:
+    """Raise unless `ids` are integer token ids in [0, vocab_size).
+
+    A cheap check on values that are really there (eager mode): inside a compiled graph the values
+    are not known yet and nothing is checked. Without it a float id is silently truncated and a
+    negative id reads the embedding row of another token.
+    """
+    if isinstance(ids, keras.KerasTensor) or not tf.executing_eagerly():
+        return
+    dtype = tf.as_dtype(ids.dtype) if isinstance(ids, tf.Tensor) else np.asarray(ids).dtype
+    if not (dtype.is_integer if isinstance(dtype, tf.DType) else np.issubdtype(dtype, np.integer)):
+        raise TypeError(
+            f"{name} must be integers, got dtype {getattr(dtype, 'name', dtype)}. Ids index the "
+            f"vocabulary: make them with a tokenizer's encode (or cast exact whole numbers with .astype('int32'))."
+        )
+    values = np.asarray(ids)
+    if values.size and (values.min() < 0 or values.max() >= vocab_size):
+        bad = values.min() if values.min() < 0 else values.max()
+        raise ValueError(
+            f"{name} include {int(bad)}, outside this vocabulary of {vocab_size} ids (0..{vocab_size - 1}). "
+            f"Encode with the tokenizer the model was built for (its vocab_size must be {vocab_size})."
+        )
 
 
 def require_heads_divide(d_model: int, num_heads: int) -> None:

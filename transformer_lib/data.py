@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from transformer_lib._checks import require_max_length, require_positive_int
 from transformer_lib.tokenizer import PAD_ID, SubwordTokenizer
 
 DATA_ENV = "TRANSFORMER_BOOK_DATA"
@@ -224,8 +225,15 @@ def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[st
         data_dir, download = root / f"ted_hrlr_translate_{pair}" / "tfds", False
         if not data_dir.is_dir():
             raise CorpusUnavailableError(f"{DATA_ENV} is set but has no ted_hrlr_translate_{pair}/tfds. {alternatives}")
-        record = data_dir / "ted_hrlr_translate" / pair / "1.0.0" / f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001"
-        if (pair, split) in TED_LOCAL_SHA256 and record.is_file():
+        version = data_dir / "ted_hrlr_translate" / pair / "1.0.0"
+        record = version / f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001"
+        if not record.is_file():
+            present = sorted(p.name.split("-")[1].split(".")[0] for p in version.glob("ted_hrlr_translate-*.tfrecord-*"))
+            raise CorpusUnavailableError(
+                f"The offline copy of ted_hrlr_translate/{pair} in {data_dir} has no '{split}' split "
+                f"(it holds: {', '.join(present) or 'none'}). Load one of those splits. {alternatives}"
+            )
+        if (pair, split) in TED_LOCAL_SHA256:
             verify_sha256(record, TED_LOCAL_SHA256[(pair, split)])
     builder, prepared = _quiet_builder(f"ted_hrlr_translate/{pair}", data_dir)
     if not prepared:
@@ -391,8 +399,8 @@ def make_batches(
     """
     if (batch_size is None) == (batch_tokens is None):
         raise ValueError("Give exactly one of batch_size (sentences per batch) or batch_tokens (tokens per batch).")
-    if max_length < 3:
-        raise ValueError(f"max_length={max_length} leaves no room for a token between start and end; use >= 3.")
+    require_positive_int("batch_size" if batch_tokens is None else "batch_tokens", batch_size or batch_tokens)
+    require_max_length(max_length)
     source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
     if isinstance(pairs, tf.data.Dataset):
         pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]

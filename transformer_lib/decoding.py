@@ -12,11 +12,15 @@ score(Y) = log P(Y | X) / lp(Y),  lp(Y) = ((5 + |Y|) / 6) ** alpha.
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import tensorflow as tf
 
+from transformer_lib._checks import require_max_length, require_non_negative_number, require_positive_int
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
 
@@ -32,6 +36,23 @@ def _ensure_built(model, source_ids) -> None:
     """Build the whole model at once (a one-token forward pass) before parts of it run alone."""
     if not model.built:
         model((source_ids[:1], np.full((1, 1), START_ID, np.int32)), training=False)
+
+
+def _check_decoding_inputs(model, source_ids, max_length) -> np.ndarray:
+    """The source ids as int32 `[batch, src_len]`, after checking what a decoding call was given."""
+    positions = model.hyperparameters["max_length"]
+    require_positive_int("max_length", max_length)
+    if max_length > positions:
+        raise ValueError(
+            f"max_length={max_length} is more than the model's {positions} positions; "
+            f"decode with max_length <= {positions}."
+        )
+    source_ids = np.asarray(source_ids)
+    if source_ids.ndim != 2 or not np.issubdtype(source_ids.dtype, np.integer):
+        raise ValueError(f"source_ids must be int [batch, src_len], got {source_ids.dtype} of shape {source_ids.shape}.")
+    source_ids = source_ids.astype(np.int32)
+    _ensure_built(model, source_ids)
+    return source_ids
 
 
 def _cached_step(model, tokens, offset, caches, source_kv, source_ids):
@@ -66,8 +87,7 @@ def greedy_decode(model, source_ids, max_length: int = 64, use_cache: bool = Tru
         int32 `[batch, <= max_length]` target ids without START; each row stops at its END and
         is padded with 0 after it.
     """
-    source_ids = np.asarray(source_ids, np.int32)
-    _ensure_built(model, source_ids)
+    source_ids = _check_decoding_inputs(model, source_ids, max_length)
     loop = _compiled(model, f"greedy/{use_cache}", lambda s, n: greedy_loop(model, s, n, use_cache))
     return loop(source_ids, tf.constant(max_length, tf.int32)).numpy()
 
@@ -85,6 +105,7 @@ def greedy_loop(model, source_ids, max_length, use_cache: bool = True):
         tf.autograph.experimental.set_loop_options(
             shape_invariants=[
                 (tokens, tf.TensorShape([None, None])),
+                (finished, tf.TensorShape([None])),  # a batch of one traces as (1,) but grows as (None,)
                 (caches, [(tf.TensorShape([None, None, None, None]),) * 2 for _ in caches]),  # they grow
             ]
         )
@@ -113,10 +134,9 @@ def beam_search(model, source_ids, beam_size: int = 4, alpha: float = 0.6, max_l
     Returns int32 `[batch, <= max_length]` like `greedy_decode`; `beam_size=1` gives exactly the
     greedy result.
     """
-    if beam_size < 1:
-        raise ValueError(f"beam_size must be >= 1, got {beam_size}.")
-    source_ids = np.asarray(source_ids, np.int32)
-    _ensure_built(model, source_ids)
+    require_positive_int("beam_size", beam_size)
+    require_non_negative_number("alpha", alpha)
+    source_ids = _check_decoding_inputs(model, source_ids, max_length)
     batch, k = source_ids.shape[0], beam_size
     sources = np.repeat(source_ids, k, axis=0)  # (batch * k, src_len): beams of a sentence are neighbours
     encoder_output = model.encoder(sources, training=False)
@@ -158,16 +178,31 @@ class Translator:
 
     Args:
         model: a trained `Transformer`.
-        source_tokenizer, target_tokenizer: the tokenizers it was trained with.
-        max_length: longest source (in tokens, START and END included) and longest translation.
+        source_tokenizer, target_tokenizer: the tokenizers it was trained with (their sizes must
+            be the model's vocabulary sizes).
+        max_length: longest source (in tokens, START and END included) and longest translation;
+            at least 3 and at most the model's `max_length` positions.
     """
 
     def __init__(self, model, source_tokenizer: SubwordTokenizer, target_tokenizer: SubwordTokenizer,
                  max_length: int = 64):
+        require_max_length(max_length)
+        sizes = model.hyperparameters
+        if max_length > sizes["max_length"]:
+            raise ValueError(f"max_length={max_length} is more than the model's {sizes['max_length']} positions; "
+                             f"use max_length <= {sizes['max_length']}.")
+        for side, tokenizer, key in (("source", source_tokenizer, "input_vocab_size"),
+                                     ("target", target_tokenizer, "target_vocab_size")):
+            if tokenizer.vocab_size != sizes[key]:
+                raise ValueError(
+                    f"The {side} tokenizer has {tokenizer.vocab_size} pieces but the model's {key} is {sizes[key]}: "
+                    "they were not trained together. Use the tokenizers the model was trained with."
+                )
         self.model = model
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.max_length = max_length
+        self.source_script = main_script(source_tokenizer)
 
     def encode_sources(self, texts: list[str]) -> np.ndarray:
         """Token ids `[batch, len]` (START ... END, 0-padded); too long sentences are cut, with a warning."""
@@ -186,16 +221,18 @@ class Translator:
     def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float = 0.6):
         """Translate one string (returns a string) or a list of strings (returns a list).
 
-        Blank input translates to "" without running the model.
+        Blank input translates to "" without running the model. A sentence with no letter of the
+        script the source tokenizer was trained on, or with control characters, is translated
+        with a warning that says so.
         """
+        require_positive_int("beam_size", beam_size)
+        require_non_negative_number("alpha", alpha)
         single = isinstance(texts, str)
-        texts = [texts] if single else list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise TypeError(f"Translator expects str or a list of str, got {type(text).__name__}: {text!r}")
+        texts = [texts] if single else _as_text_list(texts)
         results = [""] * len(texts)
         todo = [i for i, text in enumerate(texts) if text.strip()]
         if todo:
+            warn_unusual_text([texts[i] for i in todo], self.source_script, todo)
             sources = self.encode_sources([texts[i] for i in todo])
             if beam_size == 1:
                 ids = greedy_decode(self.model, sources, self.max_length)
@@ -221,3 +258,49 @@ class Translator:
             "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)],
             "weights": np.stack([np.asarray(w[0]) for w in weights]),
         }
+
+
+def _as_text_list(texts) -> list[str]:
+    """A list of str from a list, tuple or other iterable of str; a clear TypeError for anything else."""
+    if isinstance(texts, (bytes, bytearray)):
+        raise TypeError("Translator expects str or a list of str, got bytes: decode it first, e.g. text.decode('utf-8').")
+    if isinstance(texts, Mapping) or not isinstance(texts, Iterable):
+        raise TypeError(f"Translator expects str or a list of str, got {type(texts).__name__}: {texts!r}")
+    texts = list(texts)
+    for text in texts:
+        if not isinstance(text, str):
+            raise TypeError(f"Translator expects str or a list of str, got {type(text).__name__}: {text!r}")
+    return texts
+
+
+def script_of(character: str) -> str | None:
+    """The script of a letter from its Unicode name ("CYRILLIC", "LATIN", ...); None for a non-letter."""
+    if not unicodedata.category(character).startswith("L"):
+        return None
+    return unicodedata.name(character, "UNKNOWN").split()[0]
+
+
+def main_script(tokenizer: SubwordTokenizer) -> str | None:
+    """The script most letters of the tokenizer's learned pieces are written in (None if none has a
+    letter); byte pieces (`<0x41>`) and the reserved ones (`<pad>`, ...) do not count."""
+    processor = tokenizer.processor
+    learned = (processor.id_to_piece(i) for i in range(tokenizer.vocab_size)
+               if not (processor.is_byte(i) or processor.is_control(i) or processor.is_unknown(i)))
+    counts = Counter(script_of(c) for piece in learned for c in piece)
+    counts.pop(None, None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def warn_unusual_text(texts: list[str], script: str | None, numbers: list[int]) -> None:
+    """Warn about sentences that cannot be in the source language: no letter of its `script`, or
+    control characters. They are still translated; one warning per kind names how many and the first."""
+    controls = [(n, t) for n, t in zip(numbers, texts) if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in t)]
+    if controls:
+        warnings.warn(f"{len(controls)} sentence(s) contain control characters (first: #{controls[0][0]}, "
+                      f"{controls[0][1][:40]!r}); they are not text and may spoil the translation. Remove them.",
+                      stacklevel=3)
+    foreign = [(n, t) for n, t in zip(numbers, texts) if script is not None and not any(script_of(c) == script for c in t)]
+    if foreign:
+        warnings.warn(f"{len(foreign)} sentence(s) have no {script.title()} letter (first: #{foreign[0][0]}, "
+                      f"{foreign[0][1][:40]!r}), but the translator was trained on {script.title()} text: they are "
+                      "probably not in the source language, and their translations will be nonsense.", stacklevel=3)

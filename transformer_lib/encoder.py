@@ -11,6 +11,7 @@ import keras
 
 from transformer_lib._checks import (
     build_unbuilt,
+    check_token_ids,
     require_layer_sizes,
     require_positive_int,
 )
@@ -138,6 +139,7 @@ class Stack(keras.layers.Layer):
             build_unbuilt(self.final_norm, x_shape)
 
     def embed(self, token_ids, training=None):
+        check_token_ids(f"the token ids of {self.path}", token_ids, self.vocab_size)
         return self.dropout(self.embedding(token_ids), training=training)  # (batch, len, d_model)
 
     def finish(self, x):

@@ -86,6 +86,12 @@ class Transformer(keras.Model):
 
     def call(self, inputs, training=None):
         source_ids, target_ids = inputs
+        source_batch, target_batch = source_ids.shape[0], target_ids.shape[0]
+        if source_batch is not None and target_batch is not None and source_batch != target_batch:
+            raise ValueError(
+                f"source_ids has {source_batch} rows but target_ids has {target_batch}; row i of each must be "
+                "the same sentence pair (batch them together, as make_batches does)."
+            )
         encoder_output = self.encoder(source_ids, training=training)  # (batch, src_len, d_model)
         x, _ = self.decoder(target_ids, encoder_output, source_ids, training=training)  # (batch, tgt_len, d_model)
         return self.project(x)

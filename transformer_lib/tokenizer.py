@@ -25,6 +25,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from transformer_lib._checks import require_positive_int
+
 PAD_ID, START_ID, END_ID, UNKNOWN_ID = 0, 1, 2, 3
 
 
@@ -57,6 +59,7 @@ class SubwordTokenizer:
         If the corpus is too small for `vocab_size`, the largest size it supports is used instead,
         with a warning that says so.
         """
+        require_positive_int("vocab_size", vocab_size)
         sentences = [s for s in sentences if s.strip()]
         if not sentences:
             raise ValueError("Cannot train a tokenizer on an empty corpus (no non-blank sentence).")
@@ -97,7 +100,13 @@ class SubwordTokenizer:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"No tokenizer model at {path}; save one with SubwordTokenizer.save(path).")
-        return cls(path.read_bytes())
+        try:
+            return cls(path.read_bytes())
+        except RuntimeError as error:  # sentencepiece's own parse error names neither the file nor a remedy
+            raise ValueError(
+                f"{path} is not a readable SentencePiece model ({error}); the file is damaged or truncated. "
+                "Restore it from the directory it was saved in, or train and save the tokenizer again."
+            ) from None
 
     def save(self, path: str | Path) -> Path:
         """Write the SentencePiece model to `path` (conventionally `<name>.model`)."""

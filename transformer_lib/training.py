@@ -10,14 +10,16 @@ global batch under any `tf.distribute` strategy, and scale the loss under mixed 
 
 from __future__ import annotations
 
+import json
 import time
+import warnings
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 from keras import ops
 
-from transformer_lib._checks import require_positive_int, require_rate
+from transformer_lib._checks import check_token_ids, require_positive_int, require_rate
 from transformer_lib.tokenizer import PAD_ID
 
 
@@ -69,6 +71,7 @@ def masked_loss(labels, logits, label_smoothing: float = 0.1):
 
 
 def _per_token_loss(labels, logits, label_smoothing):
+    check_token_ids("labels", labels, logits.shape[-1])
     labels = ops.cast(labels, "int32")
     mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
     log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (batch, len, vocab)
@@ -132,8 +135,10 @@ def train(
         label_smoothing: eps_ls of §5.4.
         checkpoint_dir: save model, optimizer, epoch, dropout's random state and the data iterator
             there after every epoch, keeping the last `max_to_keep`; a later call with the same
-            folder resumes exactly. (Under a multi-device strategy TensorFlow cannot checkpoint the
-            data iterator: a resumed run then continues with the dataset's first shuffle order.)
+            folder resumes exactly, from the newest checkpoint that reads back whole (a damaged
+            one is skipped with a warning). (Under a multi-device strategy TensorFlow cannot
+            checkpoint the data iterator: a resumed run then continues with the dataset's first
+            shuffle order.)
         strategy: a `tf.distribute` strategy; default: the current one (`tf.distribute.get_strategy()`),
             so the same call runs on a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
         jit_compile: compile the training step with XLA.
@@ -141,7 +146,8 @@ def train(
 
     Returns:
         History as data, for plotting: lists `epoch`, `loss`, `accuracy`, `seconds`, and
-        `val_loss`, `val_accuracy` when `val_ds` is given (one entry per epoch of this call).
+        `val_loss`, `val_accuracy` when `val_ds` is given, one entry per epoch: those of earlier
+        runs too when it resumes (kept in `checkpoint_dir/history.json`).
     """
     require_positive_int("epochs", epochs)
     steps = int(train_ds.cardinality())
@@ -167,12 +173,16 @@ def train(
             state["iterator"] = iterator
         checkpoint = tf.train.Checkpoint(**state)
     manager = None
+    history: dict[str, list[float]] = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
+    if val_ds is not None:
+        history.update(val_loss=[], val_accuracy=[])
     if checkpoint_dir is not None:
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_to_keep)
-        if manager.latest_checkpoint:
-            checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+        resumed = restore_newest_intact(checkpoint, manager)
+        if resumed:
+            history = read_history(Path(checkpoint_dir), int(epoch.numpy()), history)
             if verbose:
-                print(f"Resumed from {Path(manager.latest_checkpoint).name}: {int(epoch.numpy())} epoch(s) done.")
+                print(f"Resumed from {Path(resumed).name}: {int(epoch.numpy())} epoch(s) done.")
 
     def count_tokens(batch):
         return ops.sum(ops.cast(ops.not_equal(batch[1], PAD_ID), "float32"))
@@ -206,9 +216,6 @@ def train(
     def eval_step(batch):
         return run_step(batch, False)
 
-    history: dict[str, list[float]] = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
-    if val_ds is not None:
-        history.update(val_loss=[], val_accuracy=[])
     while int(epoch.numpy()) < epochs:
         done = int(epoch.numpy())
         if verbose:
@@ -232,7 +239,51 @@ def train(
         epoch.assign_add(1)
         if manager is not None:
             manager.save(checkpoint_number=int(epoch.numpy()))
+            write_history(Path(checkpoint_dir), history)
     return history
+
+
+HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every epoch they hold
+
+
+def write_history(checkpoint_dir: Path, history: dict) -> None:
+    """Replace the history file in one step, so a crash never leaves half of it."""
+    partial = checkpoint_dir / (HISTORY_FILE + ".partial")
+    partial.write_text(json.dumps(history) + "\n")
+    partial.replace(checkpoint_dir / HISTORY_FILE)
+
+
+def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[str, list[float]]:
+    """The history of the first `epochs_done` epochs saved beside the checkpoints (later entries
+    belong to checkpoints that were not restored); `empty` if there is none."""
+    path = checkpoint_dir / HISTORY_FILE
+    if not path.is_file():
+        return empty
+    saved = json.loads(path.read_text())
+    kept = sum(1 for e in saved["epoch"] if e <= epochs_done)
+    return {name: saved.get(name, [])[:kept] for name in empty}
+
+
+def restore_newest_intact(checkpoint: tf.train.Checkpoint, manager: tf.train.CheckpointManager) -> str | None:
+    """Restore the newest checkpoint that reads back whole and return its path (None if there is
+    none). A damaged one (a crash or a full disk while writing it) is skipped with a warning, so a
+    run resumes from the one before instead of failing."""
+    for path in reversed(manager.checkpoints):
+        try:
+            checkpoint.restore(path).assert_existing_objects_matched()
+        except (tf.errors.OpError, IndexError) as error:  # unreadable: truncated or garbled files
+            warnings.warn(f"Checkpoint {path} is unreadable ({type(error).__name__}: {error}); "
+                          "skipping it and resuming from the one before.", stacklevel=3)
+            continue
+        except (ValueError, AssertionError) as error:  # readable, but made for other variables
+            raise ValueError(
+                f"Checkpoint {path} does not fit this model and optimizer ({error}). It was written by a run "
+                "with other sizes or settings: use another checkpoint_dir, or delete this one to start afresh."
+            ) from None
+        return path
+    if manager.checkpoints:
+        raise ValueError(f"No checkpoint in {manager.directory} can be read back; delete the folder to start afresh.")
+    return None
 
 
 def evaluate_loss(dataset: tf.data.Dataset, eval_step, strategy: tf.distribute.Strategy) -> tuple[float, float]:

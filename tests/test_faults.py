@@ -1,0 +1,336 @@
+"""Fault injection: every fault a user can cause gets a clear error (or a warning) that says what to do,
+and nothing is silently dropped, mixed or lost. One test per guaranteed behaviour."""
+
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import keras
+import numpy as np
+import pytest
+from conftest import requires_shared_data
+
+import transformer_lib as tl
+from transformer_lib.__main__ import main
+from transformer_lib.decoding import Translator, beam_search, greedy_decode
+from transformer_lib.export import load_translator, save_translator, train_translator
+from transformer_lib.training import make_optimizer, masked_loss, train
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    return tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
+
+
+def untrained_translator(tokenizers, max_length=16):
+    model = tl.Transformer(1, 16, 2, 32, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
+                           dropout_rate=0.0, max_length=max_length)
+    return Translator(model, *tokenizers, max_length=max_length)
+
+
+@pytest.fixture(scope="module")
+def translator(tokenizers):
+    return untrained_translator(tokenizers)
+
+
+# --- Decoding: each path alone, from a fresh model (so its first trace is the batch size under test) ---
+
+DECODING_PATHS = {
+    "greedy, cached": lambda t, s: t([*s], beam_size=1),
+    "greedy, re-run": lambda t, s: greedy_decode(t.model, t.encode_sources(s), 8, use_cache=False),
+    "beam search": lambda t, s: t([*s], beam_size=3),
+    "attention weights": lambda t, s: [t.attention_weights(text) for text in s],
+}
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("path", DECODING_PATHS)
+def test_every_decoding_path_works_alone_for_one_sentence_and_for_several(path, batch, tokenizers):
+    fresh = untrained_translator(tokenizers)
+    sentences = ["сто", "две тысячи", "девять"][:batch]
+    assert len(DECODING_PATHS[path](fresh, sentences)) == batch
+
+
+def test_greedy_translation_of_one_sentence_works_in_a_fresh_process(trained_tiny):
+    """The reported crash: `'finished' has shape (1,) before the loop, but shape (None,) after`."""
+    script = textwrap.dedent(f"""
+        import transformer_lib as tl
+        translator = tl.load_translator({str(trained_tiny)!r})
+        print(translator("сто", beam_size=1))
+        print(translator.attention_weights("сто")["weights"].shape)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines()[0] == "one hundred"
+
+
+# --- Token ids reaching the model and the loss ---
+
+@pytest.fixture(scope="module")
+def model():
+    return tl.Transformer(1, 16, 2, 32, 20, 20, dropout_rate=0.0)
+
+
+GOOD = np.array([[1, 5, 6, 2]], np.int32)
+
+
+@pytest.mark.parametrize(
+    "source, target, error, message",
+    [
+        (np.array([[1, -1, 2]]), GOOD, ValueError, r"encoder include -1, outside this vocabulary of 20 ids"),
+        (GOOD, np.array([[1, 20]]), ValueError, r"decoder include 20, outside this vocabulary of 20 ids"),
+        (GOOD.astype("float32"), GOOD, TypeError, r"encoder must be integers, got dtype float32"),
+        (np.concatenate([GOOD, GOOD]), GOOD, ValueError, r"source_ids has 2 rows but target_ids has 1"),
+    ],
+    ids=["negative id", "id past the vocabulary", "float ids", "batches of different sizes"],
+)
+def test_the_model_refuses_ids_that_are_not_its_tokens(model, source, target, error, message):
+    with pytest.raises(error, match=message):
+        model((source, target))
+
+
+def test_the_loss_refuses_labels_outside_the_vocabulary():
+    logits = np.zeros((1, 2, 5), "float32")
+    with pytest.raises(ValueError, match="labels include -1, outside this vocabulary of 5 ids"):
+        masked_loss(np.array([[-1, 2]]), logits)
+    assert float(masked_loss(np.array([[1, 2]]), logits)) == pytest.approx(math.log(5), rel=1e-6)
+
+
+# --- Decoding settings ---
+
+@pytest.mark.parametrize("alpha", [-0.5, float("nan"), float("inf")])
+def test_a_length_penalty_that_is_not_a_finite_non_negative_number_is_refused(translator, alpha):
+    with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+        translator("сто", alpha=alpha)
+    with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+        beam_search(translator.model, GOOD, alpha=alpha)
+
+
+@pytest.mark.parametrize("beam_size", [1.5, 0, True, "4"])
+def test_a_beam_size_that_is_not_a_positive_integer_is_refused(translator, beam_size):
+    with pytest.raises(ValueError, match="beam_size must be a positive integer"):
+        translator("сто", beam_size=beam_size)
+
+
+def test_max_length_must_leave_room_for_a_token_and_fit_the_models_positions(tokenizers, translator):
+    with pytest.raises(ValueError, match="max_length=2 leaves no room for a token between START and END"):
+        Translator(translator.model, *tokenizers, max_length=2)
+    with pytest.raises(ValueError, match="max_length=17 is more than the model's 16 positions"):
+        Translator(translator.model, *tokenizers, max_length=17)
+    with pytest.raises(ValueError, match="max_length=40 is more than the model's 16 positions"):
+        greedy_decode(translator.model, GOOD, max_length=40)
+
+
+# --- What the translator is given ---
+
+@pytest.mark.parametrize(
+    "texts, message",
+    [(None, "got NoneType"), (5, "got int"), (b"\xd1\x81\xd1\x82\xd0\xbe", "got bytes: decode it first"),
+     ({"сто": 1}, "got dict"), (["сто", 5], "got int: 5")],
+    ids=["None", "int", "bytes", "dict", "a list holding an int"],
+)
+def test_the_translator_refuses_what_is_not_text(translator, texts, message):
+    with pytest.raises(TypeError, match=f"Translator expects str or a list of str, {message}"):
+        translator(texts, beam_size=1)
+
+
+def test_the_translator_takes_any_sequence_of_strings(translator):
+    expected = translator(["сто", "два"], beam_size=1)
+    assert translator(("сто", "два"), beam_size=1) == expected
+    assert translator((text for text in ["сто", "два"]), beam_size=1) == expected
+
+
+def test_text_that_cannot_be_in_the_source_language_is_translated_with_a_warning(translator):
+    assert translator.source_script == "CYRILLIC"
+    with pytest.warns(UserWarning, match=r"2 sentence\(s\) have no Cyrillic letter \(first: #0, 'Hello world'\)"):
+        result = translator(["Hello world", "сто", "12345"], beam_size=1)
+    assert len(result) == 3 and all(isinstance(text, str) for text in result)
+    with pytest.warns(UserWarning, match=r"contain control characters \(first: #0"):
+        translator(["сто\x07"], beam_size=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        translator(["сто один", "  ", "пять\tтысяч"], beam_size=1)  # real Russian: no warning
+
+
+# --- A saved translator's files ---
+
+@pytest.fixture
+def saved(translator, tmp_path):
+    return save_translator(translator, tmp_path / "translator")
+
+
+def test_swapped_tokenizer_files_are_named_as_swapped(saved):
+    source, target = (saved / "source.model").read_bytes(), (saved / "target.model").read_bytes()
+    (saved / "source.model").write_bytes(target)
+    (saved / "target.model").write_bytes(source)
+    with pytest.raises(ValueError, match=r"source.model is not the source tokenizer .* the two files look swapped"):
+        load_translator(saved)
+
+
+def test_a_tokenizer_of_another_size_is_refused_even_without_fingerprints(saved):
+    other = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=350)[0]
+    other.save(saved / "source.model")
+    settings = json.loads((saved / "translator.json").read_text())
+    for key in ("source_sha256", "target_sha256"):  # as in a directory saved by an earlier version
+        del settings[key]
+    (saved / "translator.json").write_text(json.dumps(settings))
+    with pytest.raises(ValueError, match=r"source tokenizer has 350 pieces but the model's input_vocab_size is 4\d\d"):
+        load_translator(saved)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [("{}", "lacks the required key 'max_length'"), ("{max_length: 16", "is not valid JSON"),
+     ('{"max_length": 0}', "translator.json: max_length must be a positive integer, got 0"), ('{"max_length": 999}', "not hold a consistent translator: max_length=999 is more than the model's 16")],
+    ids=["empty", "invalid JSON", "max_length 0", "max_length past the positions"],
+)
+def test_a_bad_settings_file_is_named_with_what_is_wrong(saved, content, message):
+    (saved / "translator.json").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        load_translator(saved)
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [("model.keras", r"model.keras cannot be loaded .* damaged or truncated"),
+     ("source.model", r"source.model is not a readable SentencePiece model .* damaged or truncated")],
+)
+def test_a_truncated_file_is_named_as_damaged(saved, name, message):
+    path = saved / name
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match=message):
+        load_translator(saved)
+
+
+# --- Training runs: records, resume, changed settings, damaged checkpoints ---
+
+RUN = dict(corpus="synthetic", preset="tiny", vocab_size=400, batch_tokens=4096, max_length=24, warmup_steps=50,
+           verbose=0)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """One epoch, then a second call that resumes for the second: (out, the record after each call)."""
+    out = tmp_path_factory.mktemp("run") / "out"
+    first = train_translator(out, epochs=1, **RUN)
+    second = train_translator(out, epochs=2, **RUN)
+    return out, first, second
+
+
+def test_a_resumed_run_appends_its_epochs_to_the_record(finished_run):
+    out, first, second = finished_run
+    assert first["history"]["epoch"] == [1] and second["history"]["epoch"] == [1, 2]
+    assert second["history"]["loss"][0] == first["history"]["loss"][0]
+    assert json.loads((out / "training.json").read_text())["history"]["epoch"] == [1, 2]
+
+
+def test_re_running_a_finished_run_keeps_its_record(finished_run):
+    out, _, second = finished_run
+    before = (out / "training.json").read_text()
+    again = train_translator(out, epochs=2, **RUN)
+    assert (out / "training.json").read_text() == before
+    assert again["history"] == second["history"]
+
+
+@pytest.mark.parametrize("change, message", [(dict(seed=1), "seed=0 before, 1 now"),
+                                             (dict(preset="small"), "preset='tiny' before, 'small' now")])
+def test_resuming_with_other_settings_is_refused_naming_the_setting(finished_run, tmp_path, change, message):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    with pytest.raises(ValueError, match=f"holds a run trained with other settings .*{message}.*restart=True"):
+        train_translator(out, epochs=3, **{**RUN, **change})
+
+
+def test_restart_deletes_the_old_run_and_starts_afresh(finished_run, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    summary = train_translator(out, epochs=1, restart=True, **{**RUN, "seed": 1})
+    assert summary["history"]["epoch"] == [1] and summary["seed"] == 1
+
+
+def small_run(tokenizers, directory, epochs, d_model=32):
+    keras.utils.set_random_seed(5)
+    batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers, batch_tokens=512,
+                              max_length=24, seed=1, verbose=False)
+    model = tl.Transformer(1, d_model, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+    return model, train(model, batches, epochs=epochs, optimizer=make_optimizer(d_model, 50),
+                        checkpoint_dir=directory, verbose=0)
+
+
+def test_resume_skips_a_damaged_latest_checkpoint_and_says_which(tokenizers, tmp_path):
+    small_run(tokenizers, tmp_path, epochs=2)
+    data = next(tmp_path.glob("ckpt-2.data-*"))
+    data.write_bytes(data.read_bytes()[:100])
+    with pytest.warns(UserWarning, match=r"Checkpoint .*ckpt-2 is unreadable .* resuming from the one before"):
+        _, history = small_run(tokenizers, tmp_path, epochs=3)
+    assert history["epoch"] == [1, 2, 3]  # epoch 2 trained again from ckpt-1
+
+
+def test_a_checkpoint_of_another_model_is_refused_with_a_remedy(tokenizers, tmp_path):
+    small_run(tokenizers, tmp_path, epochs=1)
+    with pytest.raises(ValueError, match="does not fit this model and optimizer .* use another checkpoint_dir"):
+        small_run(tokenizers, tmp_path, epochs=2, d_model=64)
+
+
+# --- Bad arguments, refused before any long work ---
+
+def test_sizes_that_cannot_work_are_refused_by_the_library():
+    pairs = tl.load_parallel_corpus("synthetic", "validation")
+    with pytest.raises(ValueError, match="vocab_size must be a positive integer, got 0"):
+        tl.train_tokenizers(pairs, vocab_size=0)
+    with pytest.raises(ValueError, match="batch_tokens must be a positive integer, got 0"):
+        tl.make_batches(pairs, tl.train_tokenizers(pairs, vocab_size=300), batch_tokens=0)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["train", "--batch-tokens", "0"], "--batch-tokens: expected a whole number >= 1, got 0"),
+     (["train", "--vocab-size", "0"], "--vocab-size: expected a whole number >= 1, got 0"),
+     (["train", "--max-length", "2"], "--max-length: 2 leaves no room for a token"),
+     (["translate", "--model", "m", "--beam-size", "1.5", "x"], "--beam-size: expected a whole number >= 1, got '1.5'"),
+     (["translate", "--model", "m", "--alpha", "nan", "x"], "--alpha: expected a finite number >= 0, got nan"),
+     (["evaluate", "--model", "m", "--limit", "-500"], "--limit: expected a whole number >= 1, got -500")],
+    ids=["batch tokens 0", "vocab size 0", "max length 2", "beam size 1.5", "alpha nan", "limit -500"],
+)
+def test_the_command_line_refuses_bad_numbers_before_any_work(argv, message, tmp_path, capsys):
+    if argv[0] == "train":
+        argv = [*argv, "--out", str(tmp_path / "run")]
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_train_refuses_an_out_that_is_a_file_before_training(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit):
+        main(["train", "--corpus", "synthetic", "--out", str(tmp_path / "file")])
+    assert "is a file; give a directory" in capsys.readouterr().err
+
+
+def test_the_command_line_reports_a_missing_translator_without_a_traceback(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "transformer_lib", "translate", "--model", str(tmp_path), "сто"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "translate: error:" in result.stderr and "is not a saved translator" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_invalid_utf8_on_stdin_loses_no_line(trained_tiny, monkeypatch, capsys):
+    stdin = io.TextIOWrapper(io.BytesIO("сто\n".encode() + b"\xff\xfe bad\n" + "два\n".encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    with pytest.warns(UserWarning, match="stdin line 2 is not valid UTF-8"), \
+            pytest.warns(UserWarning, match=r"1 sentence\(s\) have no Cyrillic letter \(first: #1"):
+        translations = main(["translate", "--model", str(trained_tiny), "--beam-size", "1"])
+    assert len(translations) == 3 and translations[0] == "one hundred" and translations[2] == "two"
+    assert capsys.readouterr().out.splitlines() == translations
+
+
+@requires_shared_data
+def test_a_split_missing_from_the_offline_copy_is_named(monkeypatch):
+    with pytest.raises(tl.CorpusUnavailableError, match=r"has no 'train' split \(it holds: test, validation\)"):
+        tl.load_parallel_corpus("ted_hrlr/pt_to_en", "train")
