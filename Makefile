@@ -12,7 +12,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test unit-tests notebooks book site-check execute install clean bench
+.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository
 
 install: $(STAMP)
 
@@ -51,9 +51,18 @@ site-check: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+# The chapters on Colab's package versions (.ci/colab-runtime.txt), in a fresh .venv-colab, with the
+# library installed exactly as their setup cell installs it; plus a Python 3.13 wheel check. CI runs it.
+colab-check:
+	$(PYTHON) .ci/colab_check.py
+
+# Name the public repository in _config.yml and every chapter's setup cell: make set-repository URL=https://...
+set-repository: $(STAMP)
+	$(BIN)/python tools/set_repository.py $(URL)
+
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)
 	$(BIN)/python -m transformer_lib.book chapters/*.ipynb
 
 clean:
-	rm -rf $(VENV) _build _assets .npm .pytest_cache transformer_lib.egg-info
+	rm -rf $(VENV) .venv-colab _build _assets .npm .pytest_cache transformer_lib.egg-info

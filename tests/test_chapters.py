@@ -3,6 +3,9 @@
 import ast
 import json
 import re
+import shutil
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -42,8 +45,40 @@ def test_the_table_of_contents_lists_every_chapter_and_only_those():
 def test_chapter_starts_with_a_colab_only_setup_cell_for_the_configured_repository(path):
     first = source(code_cells(path)[0])
     assert 'if "google.colab" in sys.modules:' in first
-    urls = re.findall(r"git\+(\S+?)\"", first)
-    assert urls == [CONFIG["repository"]["url"]], "the setup cell must install from _config.yml's repository.url"
+    assert re.findall(r'REPOSITORY = "(\S+?)"', first) == [CONFIG["repository"]["url"]], (
+        "the setup cell must install from _config.yml's repository.url: run `make set-repository URL=...`"
+    )
+    assert '%pip install -q "transformer_lib @ git+{REPOSITORY}"' in first
+
+
+def test_the_setup_cell_stops_with_a_clear_message_when_the_repository_cannot_be_reached(monkeypatch):
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    cell = source(code_cells(CHAPTERS[0])[0]).replace(CONFIG["repository"]["url"], "file:///nonexistent/course")
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    with pytest.raises(SystemExit, match="file:///nonexistent/course cannot be reached: it is not published yet"):
+        exec(TransformerManager().transform_cell(cell), {})  # stops before the %pip line
+
+
+def test_set_repository_rewrites_the_config_and_every_setup_cell_and_round_trips(tmp_path):
+    from tools.set_repository import configured_url, set_repository
+
+    for name in ["_config.yml", *(f"chapters/{p.name}" for p in CHAPTERS)]:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    original = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    changed = set_repository("https://github.com/someone/course", tmp_path)
+    assert len(changed) == 1 + len(CHAPTERS) and configured_url(tmp_path) == "https://github.com/someone/course"
+    assert yaml.safe_load((tmp_path / "_config.yml").read_text())["repository"]["url"] == "https://github.com/someone/course"
+    for path in CHAPTERS:
+        first = source(code_cells(tmp_path / "chapters" / path.name)[0])
+        assert re.findall(r'REPOSITORY = "(\S+?)"', first) == ["https://github.com/someone/course"]
+        rewritten, before = (json.loads(p.read_text())["cells"] for p in (tmp_path / "chapters" / path.name, path))
+        assert sum(a != b for a, b in zip(rewritten, before)) == 1  # the setup cell, nothing else
+    set_repository(CONFIG["repository"]["url"], tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == original  # byte for byte
+    with pytest.raises(ValueError, match="is not a repository URL like https://github.com/OWNER/NAME"):
+        set_repository("github.com/someone", tmp_path)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -1,0 +1,136 @@
+"""`make colab-check`: the chapters on Colab's own package versions, with the course library
+installed exactly the way their setup cell installs it.
+
+1. A fresh virtual environment (.venv-colab) with Colab's versions (.ci/colab-runtime.txt) and the
+   tools the check needs (.ci/colab-tools.txt).
+2. The setup cell of chapter 1 run by IPython as Colab runs it (a `google.colab` module present),
+   with the repository URL replaced by this checkout (`git+file://localhost/...`: its committed HEAD).
+3. Every package of colab-runtime.txt still at Colab's version: the install replaced none of them.
+4. Every chapter in quick mode under nbval, in that environment.
+5. Colab runs Python 3.13, which this machine lacks: the registry is asked (a dry run, nothing is
+   installed) whether the library's dependencies resolve to Python 3.13 wheels at Colab's versions.
+
+Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv-colab"
+RUNTIME = ROOT / ".ci" / "colab-runtime.txt"
+TOOLS = ROOT / ".ci" / "colab-tools.txt"
+PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64"]
+
+
+def pins(path: Path) -> dict[str, str]:
+    """{name: version} of a requirements file of `name==version` lines."""
+    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+    return {name.lower(): version for name, version in (line.split("==") for line in lines if line)}
+
+
+def run(*command, **options) -> subprocess.CompletedProcess:
+    print("+", " ".join(str(c) for c in command)[:200], flush=True)
+    return subprocess.run([str(c) for c in command], check=True, **options)
+
+
+def installed_versions(python: Path, names) -> dict[str, str]:
+    script = ("import json, sys, importlib.metadata as m; "
+              "print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))")
+    out = run(python, "-c", script, *names, capture_output=True, text=True).stdout
+    return {name.lower(): version for name, version in json.loads(out).items()}
+
+
+def setup_cell() -> str:
+    """The first code cell of chapter 1, the one every chapter starts with."""
+    notebook = json.loads((ROOT / "chapters" / "01_data.ipynb").read_text())
+    return "".join(next(c for c in notebook["cells"] if c["cell_type"] == "code")["source"])
+
+
+def run_setup_cell_as_colab(python: Path) -> None:
+    """Run the setup cell in IPython with `google.colab` importable and this checkout as the repository."""
+    cell = setup_cell()
+    urls = re.findall(r'REPOSITORY = "(\S+)"', cell)
+    if len(urls) != 1:
+        sys.exit(f"colab-check: the setup cell must set REPOSITORY once; found {urls}")
+    cell = cell.replace(f'"{urls[0]}"', f'"file://localhost{ROOT}"')  # pip wants a host in git+file URLs
+    fake_colab = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".ipy", delete=False) as script:
+        script.write(fake_colab + cell)
+    try:
+        run(python.parent / "ipython", "--quick", "--no-banner", script.name)
+    finally:
+        os.unlink(script.name)
+    check = "import transformer_lib; assert 'site-packages' in transformer_lib.__file__, transformer_lib.__file__"
+    run(python, "-c", check, cwd=tempfile.gettempdir())  # not the checkout's own copy
+
+
+def runs_on_python_313(wheel: str) -> bool:
+    """From a wheel's file name (name-version-python-abi-platform.whl): built for CPython 3.13, for
+    CPython 3's stable ABI (abi3) from 3.x <= 3.13 on, or pure Python 3."""
+    python, abi, _ = wheel.removesuffix(".whl").split("-")[-3:]
+    tags = python.split(".")
+    return ("cp313" in tags or any(t.startswith("py3") for t in tags)
+            or (abi == "abi3" and any(t.startswith("cp3") and int(t[3:]) <= 13 for t in tags)))
+
+
+def check_python_313_wheels() -> None:
+    """Resolve the library's dependencies for CPython 3.13 on Linux x86-64, wheels only, with Colab's
+    versions as constraints: pip fails if any of them has no cp313 (or pure-Python) wheel. Nothing is
+    downloaded beyond what resolution needs, and nothing is installed."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    # The `ted` extra (tensorflow-datasets) is left out: Colab ships TFDS with what it needs
+    # (one of its requirements, `promise`, exists only as a source archive, never as a wheel).
+    requirements = [*project["dependencies"], *project["optional-dependencies"]["export"]]
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "report.json"
+        platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
+        run(sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
+            "--only-binary=:all:", "--python-version", "3.13", "--implementation", "cp", *platforms,
+            "--target", Path(folder) / "target", "--report", report, "-c", RUNTIME, *requirements)
+        resolved = json.loads(report.read_text())["install"]
+    wheels = [item["download_info"]["url"].rsplit("/", 1)[-1] for item in resolved]
+    wrong = [w for w in wheels if not runs_on_python_313(w)]
+    if wrong:
+        sys.exit(f"colab-check: not installable on Python 3.13: {wrong}")
+    print(f"colab-check: {len(wheels)} dependencies resolve to Python 3.13 wheels at Colab's versions "
+          f"({', '.join(sorted(w.split('-')[0] + ' ' + w.split('-')[1] for w in wheels if w.split('-')[0].lower() in ('tensorflow', 'keras', 'numpy', 'sentencepiece', 'sacrebleu')))}).")
+
+
+def main() -> None:
+    check_python_313_wheels()
+    if "--wheels-only" in sys.argv:
+        return
+    colab = pins(RUNTIME)
+    if not VENV.exists():
+        venv.create(VENV, with_pip=True)
+    python = VENV / "bin" / "python"
+    run(python, "-m", "pip", "install", "--quiet", "-r", RUNTIME, "-r", TOOLS)
+    before = installed_versions(python, colab)
+    if before != colab:
+        sys.exit(f"colab-check: could not install Colab's versions: {before} != {colab}")
+    run_setup_cell_as_colab(python)
+    after = installed_versions(python, colab)
+    replaced = {name: f"{colab[name]} -> {after[name]}" for name in colab if after[name] != colab[name]}
+    if replaced:
+        sys.exit(f"colab-check: installing transformer_lib replaced Colab's packages: {replaced}")
+    print(f"colab-check: the setup cell kept Colab's {', '.join(f'{n} {v}' for n, v in colab.items())}.")
+    env = {**os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
+    run(python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
+        "-o", "addopts=", "-o", "pythonpath=", "chapters/", cwd=ROOT, env=env)
+    print(f"colab-check: every chapter ran on tensorflow {after['tensorflow']} / keras {after['keras']} "
+          f"(Colab's GPU runtime versions; Python {sys.version_info.major}.{sys.version_info.minor} here, "
+          "3.13 on Colab).")
+
+
+if __name__ == "__main__":
+    main()
