@@ -12,7 +12,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository
+.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository listings
 
 install: $(STAMP)
 
@@ -63,6 +63,11 @@ set-repository: $(STAMP)
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)
 	$(BIN)/python -m transformer_lib.book chapters/*.ipynb
+
+# Re-run only the listing cells (show_source) of every chapter, after a change to the library's source:
+# a listing depends on nothing else, so a chapter that trains for an hour need not run again for it.
+listings: $(STAMP)
+	$(BIN)/python -m transformer_lib.book --listings chapters/*.ipynb
 
 clean:
 	rm -rf $(VENV) .venv-colab _build _assets .npm .pytest_cache transformer_lib.egg-info

@@ -133,3 +133,26 @@ def test_masked_mean_check(capsys):
     assert "Correct" in capsys.readouterr().out
     with pytest.raises(AssertionError, match="masked mean: for token_ids="):
         exercises.check_masked_mean(lambda x, ids: x.mean(1))  # padding averaged in
+
+
+def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_run(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    chapter = Path(__file__).resolve().parent.parent / "chapters" / "04_attention.ipynb"
+    copy = tmp_path / chapter.name
+    shutil.copy(chapter, copy)
+    notebook = json.loads(copy.read_text())
+    listings = [c for c in notebook["cells"] if book.LISTING.match("".join(c["source"]))]
+    others = [c for c in notebook["cells"] if c["cell_type"] == "code" and c not in listings and c["outputs"]]
+    assert listings and others
+    listings[0]["outputs"][0]["data"]["text/plain"] = "stale listing"
+    others[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "left as it was"}]
+    copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    assert book.refresh_listings([str(copy)]) == 1
+    refreshed = json.loads(copy.read_text())
+    original = json.loads(chapter.read_text())
+    index = notebook["cells"].index(listings[0])
+    assert refreshed["cells"][index] == original["cells"][index]  # what a full run stored, exactly
+    assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"

@@ -6,6 +6,9 @@
 - `QUICK` is True when the environment variable BOOK_QUICK=1 (set by `make test`): chapters then
   pick tiny sizes so the whole book executes in minutes. `pick(full, quick)` chooses a setting.
 - `hide_tensorflow_notices()` keeps TensorFlow's C++ notices out of a cell's stored output.
+- `refresh_listings(paths)` re-runs only the listing cells (`show_source(...)`) of stored chapters:
+  a listing depends on the library's source alone, so a changed function does not force a re-run of
+  a chapter that trains for an hour (`python -m transformer_lib.book --listings chapters/*.ipynb`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import inspect
 import os
 import platform
+import re
 
 from transformer_lib._quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
 
@@ -102,7 +106,39 @@ def _drop_live_widgets(notebook) -> None:
     notebook.metadata.pop("widgets", None)
 
 
+LISTING = re.compile(r"^(?:#[^\n]*\n)*show_source\((?P<target>tl(?:\.\w+)+)\)\s*$")
+
+
+def refresh_listings(paths: list[str]) -> int:
+    """Run again, in this process, every cell that is only `show_source(tl....)` (comment lines
+    allowed) and store its output in place of the old one, with the cell's execution count; the
+    other cells and outputs are left as they are. Returns how many listings changed."""
+    import nbformat
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import transformer_lib as tl
+
+    formatter = InteractiveShell.instance().display_formatter
+    changed = 0
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            match = LISTING.match(cell.source) if cell.cell_type == "code" else None
+            if match is None:
+                continue
+            data, metadata = formatter.format(show_source(eval(match["target"], {"tl": tl})))
+            output = nbformat.v4.new_output("execute_result", data=data, metadata=metadata,
+                                            execution_count=cell.execution_count)
+            if cell.outputs != [output]:
+                cell.outputs, changed = [output], changed + 1
+        nbformat.write(notebook, path)
+    return changed
+
+
 if __name__ == "__main__":
     import sys
 
-    execute(sys.argv[1:])
+    if sys.argv[1:2] == ["--listings"]:
+        print(f"{refresh_listings(sys.argv[2:])} listing(s) refreshed.")
+    else:
+        execute(sys.argv[1:])
