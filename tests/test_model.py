@@ -226,3 +226,23 @@ def test_calling_a_sublayer_first_does_not_break_building_the_whole(rng):
     mha.wq(x)
     output, _ = mha(x, x, x)
     assert tuple(output.shape) == (1, 3, 16) and mha.count_params() == 4 * 16 * 17
+
+
+def test_learned_positions_are_reachable_from_the_transformer_and_survive_saving(tmp_path, rng):
+    model = Transformer(1, 16, 2, 32, 30, 30, dropout_rate=0.0, max_length=12, learned_positions=True)
+    source, target = random_ids(rng, 2, 5, 30), random_ids(rng, 2, 4, 30)
+    logits = np.asarray(model((source, target)))
+    positions = [w for w in model.trainable_weights if "position_embedding" in w.path]
+    assert len(positions) == 2 and all(tuple(w.shape) == (12, 16) for w in positions)  # one table per stack
+    assert model.get_config()["learned_positions"] is True
+    model.save(tmp_path / "learned.keras")
+    np.testing.assert_allclose(np.asarray(keras.saving.load_model(tmp_path / "learned.keras")((source, target))), logits,
+                               atol=1e-6)
+
+
+def test_hyperparameters_are_exactly_the_constructor_arguments():
+    model = Transformer.from_preset("tiny", 40, 30, max_length=16)
+    assert model.hyperparameters == {**tl.PRESETS["tiny"], "input_vocab_size": 40, "target_vocab_size": 30,
+                                     "norm_first": False, "share_embeddings": False, "max_length": 16,
+                                     "activation": "relu", "learned_positions": False}
+    assert Transformer.from_config(model.get_config()).hyperparameters == model.hyperparameters

@@ -1,4 +1,5 @@
-"""Argument checks shared by the layers: errors that say what was wrong and what to do."""
+"""Argument checks shared by the layers: errors that say what was wrong and what to do; and
+`constructor_arguments`, which records a model's arguments for its config."""
 
 from __future__ import annotations
 
@@ -87,3 +88,9 @@ def build_unbuilt(layer, *shapes) -> None:
     called it on its own first, e.g. `mha.wq(x)`); Keras refuses to build a layer twice."""
     if not layer.built:
         layer.build(*shapes)
+
+
+def constructor_arguments(arguments: dict) -> dict:
+    """A model's hyperparameters straight from its constructor's `locals()` (without `self`,
+    `kwargs` and `__class__`), so that the config can never miss or misspell an argument."""
+    return {name: value for name, value in arguments.items() if name not in ("self", "kwargs", "__class__")}

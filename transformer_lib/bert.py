@@ -22,7 +22,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from transformer_lib._checks import build_unbuilt, require_rate
+from transformer_lib._checks import build_unbuilt, constructor_arguments, require_rate
 from transformer_lib.add_norm import LAYER_NORM_EPSILON
 from transformer_lib.classifier import TransformerClassifier
 from transformer_lib.encoder import Encoder
@@ -100,10 +100,8 @@ class MaskedLanguageModel(keras.Model):
     def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
                  dropout_rate: float = 0.1, max_length: int = 512, activation: str = "gelu", **kwargs):
         super().__init__(**kwargs)
-        self.hyperparameters = dict(vocab_size=vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
-                                    dff=dff, dropout_rate=dropout_rate, max_length=max_length, activation=activation)
-        self.encoder = Encoder(num_layers, d_model, num_heads, dff, vocab_size, dropout_rate=dropout_rate,
-                               activation=activation, max_length=max_length, name="encoder")
+        self.hyperparameters = constructor_arguments(locals())
+        self.encoder = Encoder.from_sizes(self.hyperparameters, name="encoder")
         self.transform = keras.layers.Dense(d_model, activation=activation, name="transform")
         self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
 
@@ -122,15 +120,14 @@ class MaskedLanguageModel(keras.Model):
         if chosen is not None:
             x = tf.gather_nd(x, chosen)  # (n, d_model): only the chosen positions
         h = self.norm(self.transform(x))
-        embeddings = self.encoder.embedding.embeddings  # (vocab, d_model): the output layer is tied to it
-        logits = ops.matmul(h, ops.transpose(ops.cast(embeddings, h.dtype))) + ops.cast(self.output_bias, h.dtype)
+        logits = self.encoder.embedding.tied_logits(h) + ops.cast(self.output_bias, h.dtype)  # output layer = embeddings
         return ops.cast(logits, "float32")  # (batch, len, vocab) or (n, vocab)
 
     def get_config(self):
         return {**super().get_config(), **self.hyperparameters}
 
 
-def classifier_from_pretrained(pretrained: MaskedLanguageModel, num_classes: int = 2, max_length: int | None = None,
+def classifier_from_pretrained(pretrained: MaskedLanguageModel, num_classes: int = 2,
                                dropout_rate: float | None = None) -> TransformerClassifier:
     """A `TransformerClassifier` of the same sizes whose encoder starts with `pretrained`'s weights
     (only the small classification head starts from scratch)."""
@@ -138,6 +135,6 @@ def classifier_from_pretrained(pretrained: MaskedLanguageModel, num_classes: int
     if dropout_rate is not None:
         sizes["dropout_rate"] = dropout_rate
     classifier = TransformerClassifier(num_classes=num_classes, **sizes)
-    classifier.build((None, max_length or sizes["max_length"]))
+    classifier.build((None, None))
     classifier.encoder.set_weights(pretrained.encoder.get_weights())
     return classifier

@@ -10,7 +10,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import build_unbuilt, require_positive_int, require_rate
+from transformer_lib._checks import build_unbuilt, constructor_arguments, require_positive_int, require_rate
 from transformer_lib.encoder import Encoder
 from transformer_lib.tokenizer import PAD_ID
 
@@ -48,12 +48,8 @@ class TransformerClassifier(keras.Model):
         super().__init__(**kwargs)
         require_positive_int("num_classes", num_classes)
         require_rate("dropout_rate", dropout_rate)
-        self.hyperparameters = dict(vocab_size=vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
-                                    dff=dff, num_classes=num_classes, dropout_rate=dropout_rate, max_length=max_length,
-                                    activation=activation, mask_padding=mask_padding)
-        self.mask_padding = mask_padding
-        self.encoder = Encoder(num_layers, d_model, num_heads, dff, vocab_size, dropout_rate=dropout_rate,
-                               activation=activation, max_length=max_length, name="encoder")
+        self.hyperparameters = constructor_arguments(locals())
+        self.encoder = Encoder.from_sizes(self.hyperparameters, name="encoder")
         self.dropout = keras.layers.Dropout(dropout_rate)
         self.head = keras.layers.Dense(num_classes, name="head")
 
@@ -62,8 +58,9 @@ class TransformerClassifier(keras.Model):
         build_unbuilt(self.head, (token_ids_shape[0], self.hyperparameters["d_model"]))
 
     def call(self, token_ids, training=None):
-        x = self.encoder(token_ids, training=training, mask_padding=self.mask_padding)  # (batch, len, d_model)
-        pooled = masked_mean(x, token_ids) if self.mask_padding else ops.mean(x, axis=1)  # (batch, d_model)
+        mask_padding = self.hyperparameters["mask_padding"]
+        x = self.encoder(token_ids, training=training, mask_padding=mask_padding)  # (batch, len, d_model)
+        pooled = masked_mean(x, token_ids) if mask_padding else ops.mean(x, axis=1)  # (batch, d_model)
         return ops.cast(self.head(self.dropout(pooled, training=training)), "float32")
 
     def get_config(self):

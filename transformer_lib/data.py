@@ -102,8 +102,7 @@ def load_parallel_corpus(
     Returns:
         A list of `(source, target)` Python strings, or a `tf.data.Dataset` of string pairs.
     """
-    if split not in SPLITS:
-        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
+    require_split(split)
     if name.startswith("tatoeba/"):
         pairs = _split(_tatoeba_pairs(name), split)
     elif name.startswith("ted_hrlr/"):
@@ -118,9 +117,20 @@ def load_parallel_corpus(
     return tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
 
 
+def require_split(split: str) -> None:
+    """Raise a ValueError naming the splits unless `split` is one of them."""
+    if split not in SPLITS:
+        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
+
+
+def hash_bucket(key: str) -> int:
+    """A number in 0..99 fixed by the text of `key` (its sha256): the same on every machine and run."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % 100
+
+
 def split_of(source: str) -> str:
     """The split a source sentence belongs to: a hash of its text, so it never changes."""
-    bucket = int.from_bytes(hashlib.sha256(source.encode("utf-8")).digest()[:8], "big") % 100
+    bucket = hash_bucket(source)
     if bucket < SPLIT_PERCENT["train"]:
         return "train"
     return "validation" if bucket < SPLIT_PERCENT["train"] + SPLIT_PERCENT["validation"] else "test"

@@ -7,6 +7,8 @@ the two stacks.
 
 from __future__ import annotations
 
+import inspect
+
 import keras
 
 from transformer_lib._checks import (
@@ -101,13 +103,15 @@ class Stack(keras.layers.Layer):
         max_length: longest sequence.
         embedding: optional `PositionalEmbedding` to use instead of a new one, to share weights
             between stacks (§3.4). It is saved with the stack's config.
+        learned_positions: the stack's own embedding learns its positions (Table 3, row E).
     """
 
     layer_class: type[BaseTransformerLayer]
 
     def __init__(self, num_layers: int, d_model: int, num_heads: int, dff: int, vocab_size: int,
                  dropout_rate: float = 0.1, norm_first: bool = False, activation: str = "relu",
-                 max_length: int = 2048, embedding: PositionalEmbedding | None = None, **kwargs):
+                 max_length: int = 2048, embedding: PositionalEmbedding | None = None,
+                 learned_positions: bool = False, **kwargs):
         super().__init__(**kwargs)
         require_positive_int("num_layers", num_layers)
         require_layer_sizes(d_model, num_heads, dff, dropout_rate)
@@ -120,8 +124,9 @@ class Stack(keras.layers.Layer):
                 f"The shared embedding has vocab_size={embedding.vocab_size}, d_model={embedding.d_model}; "
                 f"this stack needs vocab_size={vocab_size}, d_model={d_model}."
             )
+        self.learned_positions = learned_positions
         if embedding is None:
-            embedding = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")
+            embedding = PositionalEmbedding(vocab_size, d_model, max_length, learned_positions, name="embedding")
         self.embedding = embedding
         self.dropout = keras.layers.Dropout(dropout_rate)
         self.stack_layers = [self.layer_class(**self.layer_config, name=f"layer_{i}") for i in range(num_layers)]
@@ -152,10 +157,19 @@ class Stack(keras.layers.Layer):
             "num_layers": self.num_layers,
             "vocab_size": self.vocab_size,
             "max_length": self.max_length,
+            "learned_positions": self.learned_positions,
         }
         if self.shares_embedding:
             config["embedding"] = keras.saving.serialize_keras_object(self.embedding)
         return config
+
+    @classmethod
+    def from_sizes(cls, sizes: dict, **overrides) -> "Stack":
+        """A stack from a model's hyperparameters, taking the entries it has arguments for (the
+        others, such as `num_classes`, are ignored) and then `overrides`: the one way the
+        Transformer, the classifier and BERT build theirs."""
+        names = inspect.signature(cls.__init__).parameters
+        return cls(**{**{k: v for k, v in sizes.items() if k in names}, **overrides})
 
     @classmethod
     def from_config(cls, config):

@@ -15,7 +15,6 @@ never touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sa
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 import tarfile
@@ -25,14 +24,22 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from transformer_lib.data import CorpusUnavailableError, bucket_by_length, download, local_data_dir, local_file, ragged_rows
+from transformer_lib.data import (
+    CorpusUnavailableError,
+    bucket_by_length,
+    download,
+    hash_bucket,
+    local_data_dir,
+    local_file,
+    ragged_rows,
+    require_split,
+)
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 LOCAL_ARCHIVE = ("aclImdb/aclImdb_v1_text.tar.gz", "f6ef6e1130f1a14f91181bd9ca6a188ed4aa5ae3de5b6751f5e700da1adea76a")
 LOCAL_SAMPLE = ("aclImdb/imdb_sample_2000.jsonl", "202fcc9bb2dca37635c3508484e096c092939c55c3d8d4a48e5a1c84d0bf8f27")
-SPLITS = ("train", "validation", "test")
 VALIDATION_PERCENT = 10  # of the official training split
 LABELS = {"neg": 0, "pos": 1}
 _REVIEW_PATH = re.compile(r"aclImdb/(train|test)/(pos|neg)/(\d+)_(\d+)\.txt$")
@@ -48,8 +55,7 @@ def load_imdb(split: str = "train", sample: bool = False) -> list[tuple[str, int
 
     The text is cleaned by `clean_review` (the reviews' `<br />` tags become line breaks).
     """
-    if split not in SPLITS:
-        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
+    require_split(split)
     reviews = _read_sample(_sample_path()) if sample else _read_archive(_archive_path())
     official = "test" if split == "test" else "train"
     return [(clean_review(text), label) for part, review_id, label, text in reviews
@@ -66,8 +72,7 @@ def clean_review(text: str) -> str:
 def _carved_split(review_id: int, label: int) -> str:
     """train or validation for an official training review, by a hash of its id and label (the id
     alone is not unique: positive and negative reviews are numbered separately)."""
-    digest = hashlib.sha256(f"{label}/{review_id}".encode()).digest()
-    return "validation" if int.from_bytes(digest[:8], "big") % 100 < VALIDATION_PERCENT else "train"
+    return "validation" if hash_bucket(f"{label}/{review_id}") < VALIDATION_PERCENT else "train"
 
 
 def _archive_path() -> Path:

@@ -16,8 +16,7 @@ import keras
 from keras import ops
 
 from transformer_lib._checks import require_positive_int
-
-PAD_ID = 0
+from transformer_lib.tokenizer import PAD_ID
 
 
 def padding_mask(token_ids, pad_id: int = PAD_ID):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import build_unbuilt
+from transformer_lib._checks import build_unbuilt, constructor_arguments
 from transformer_lib.decoder import Decoder
 from transformer_lib.encoder import Encoder
 from transformer_lib.positional_encoding import PositionalEmbedding
@@ -40,6 +40,7 @@ class Transformer(keras.Model):
             to one matrix (§3.4); needs a joint vocabulary, so the two sizes must be equal.
         max_length: longest source or target sequence.
         activation: feed-forward activation.
+        learned_positions: learn one vector per position instead of the sinusoids (Table 3, row E).
 
     Call arguments:
         inputs: a pair `(source_ids, target_ids)`, int `[batch, src_len]` and `[batch, tgt_len]`,
@@ -53,7 +54,7 @@ class Transformer(keras.Model):
     def __init__(self, num_layers: int, d_model: int, num_heads: int, dff: int,
                  input_vocab_size: int, target_vocab_size: int, dropout_rate: float = 0.1,
                  norm_first: bool = False, share_embeddings: bool = False, max_length: int = 2048,
-                 activation: str = "relu", **kwargs):
+                 activation: str = "relu", learned_positions: bool = False, **kwargs):
         super().__init__(**kwargs)
         if share_embeddings and input_vocab_size != target_vocab_size:
             raise ValueError(
@@ -61,18 +62,12 @@ class Transformer(keras.Model):
                 f"joint vocabulary; got input_vocab_size={input_vocab_size} and "
                 f"target_vocab_size={target_vocab_size}. Train a joint tokenizer, or set share_embeddings=False."
             )
-        self.hyperparameters = dict(num_layers=num_layers, d_model=d_model, num_heads=num_heads, dff=dff,
-                                    input_vocab_size=input_vocab_size, target_vocab_size=target_vocab_size,
-                                    dropout_rate=dropout_rate, norm_first=norm_first,
-                                    share_embeddings=share_embeddings, max_length=max_length,
-                                    activation=activation)
-        stack_args = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "norm_first", "activation")
-        stack = {name: self.hyperparameters[name] for name in stack_args} | {"max_length": max_length}
+        self.hyperparameters = constructor_arguments(locals())
         shared = None
         if share_embeddings:
-            shared = PositionalEmbedding(input_vocab_size, d_model, max_length, name="shared_embedding")
-        self.encoder = Encoder(vocab_size=input_vocab_size, embedding=shared, name="encoder", **stack)
-        self.decoder = Decoder(vocab_size=target_vocab_size, embedding=shared, name="decoder", **stack)
+            shared = PositionalEmbedding(input_vocab_size, d_model, max_length, learned_positions, name="shared_embedding")
+        self.encoder = Encoder.from_sizes(self.hyperparameters, vocab_size=input_vocab_size, embedding=shared, name="encoder")
+        self.decoder = Decoder.from_sizes(self.hyperparameters, vocab_size=target_vocab_size, embedding=shared, name="decoder")
         # §3.4: with shared embeddings the output layer reuses the embedding matrix (transposed).
         self.final_layer = None if share_embeddings else keras.layers.Dense(target_vocab_size, name="final_layer")
 
@@ -101,8 +96,7 @@ class Transformer(keras.Model):
         if self.final_layer is not None:
             logits = self.final_layer(x)
         else:
-            embeddings = self.decoder.embedding.embeddings  # (vocab, d_model)
-            logits = ops.matmul(x, ops.transpose(ops.cast(embeddings, x.dtype)))
+            logits = self.decoder.embedding.tied_logits(x)  # the embedding matrix, transposed
         return ops.cast(logits, "float32")  # the loss wants float32, even under mixed precision
 
     def get_config(self):

@@ -95,6 +95,11 @@ class PositionalEmbedding(keras.layers.Layer):
         """The `[vocab_size, d_model]` token embedding matrix (shared with the output layer in §3.4)."""
         return self.token_embedding.embeddings
 
+    def tied_logits(self, x):
+        """The embedding matrix used as the output layer (§3.4, weight tying): `[..., d_model]` ->
+        `[..., vocab_size]`, a score per token from the dot product with its embedding."""
+        return ops.matmul(x, ops.transpose(ops.cast(self.embeddings, x.dtype)))
+
     def call(self, token_ids, offset=0):
         seq_len = ops.shape(token_ids)[-1]
         if isinstance(seq_len, int) and isinstance(offset, int) and offset + seq_len > self.max_length:
