@@ -82,7 +82,7 @@ def run(config: dict, log=print) -> dict:
     """Run every benchmark with `config` (FULL or TOY) and return all the numbers."""
     import transformer_lib as tl
     from benchmarks import decode_speed, limit, load_average, memory, padding, throughput
-    from transformer_lib.book import describe_machine
+    from transformer_lib.machine import describe_machine
 
     started = time.perf_counter()
     sections = {}  # seconds per section, to see where the run's time goes

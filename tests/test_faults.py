@@ -18,7 +18,8 @@ from conftest import requires_shared_data
 import transformer_lib as tl
 from transformer_lib.__main__ import main
 from transformer_lib.decoding import Translator, beam_search, greedy_decode
-from transformer_lib.export import load_translator, save_translator, train_translator
+from transformer_lib.export import load_translator, save_translator
+from transformer_lib.recipe import train_translator
 from transformer_lib.training import make_optimizer, masked_loss, train
 
 

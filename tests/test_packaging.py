@@ -37,3 +37,23 @@ def test_every_module_the_package_imports_is_a_declared_dependency():
     assert not unknown, f"add {unknown} to DISTRIBUTION here and to pyproject's dependencies"
     missing = {DISTRIBUTION[name] for name in third_party} - declared
     assert not missing, f"transformer_lib imports {missing} at import time; declare them in pyproject.toml"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (inside functions too), as dotted names."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_library_modules_import_neither_the_package_root_nor_the_teaching_helpers():
+    teaching = {"book", "exercises"}
+    for path in (ROOT / "transformer_lib").glob("*.py"):
+        if path.stem in teaching | {"__init__"}:
+            continue  # the teaching helpers may import the library; the root imports every module
+        forbidden = {"transformer_lib"} | {f"transformer_lib.{name}" for name in teaching}
+        assert not imported_modules(path) & forbidden, f"{path.name} imports {imported_modules(path) & forbidden}"

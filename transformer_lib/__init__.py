@@ -20,7 +20,9 @@ and what turns it into a translator:
     training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train
     decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
-    export                     save_translator, load_translator, train_translator
+    export                     save_translator, load_translator, export_saved_model
+    recipe                     train_translator: corpus -> tokenizers -> model -> saved translator
+    machine                    describe_machine: the hardware and software a result came from
 
 and the side chapter's encoder-only models:
 
@@ -59,7 +61,9 @@ from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
 from transformer_lib.decoding import Translator, beam_search, greedy_decode  # noqa: E402
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
-from transformer_lib.export import load_translator, save_translator, train_translator  # noqa: E402
+from transformer_lib.export import load_translator, save_translator  # noqa: E402
+from transformer_lib.machine import describe_machine  # noqa: E402
+from transformer_lib.recipe import train_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
 from transformer_lib.imdb import load_imdb, make_review_batches  # noqa: E402
 from transformer_lib.masks import (  # noqa: E402
@@ -87,7 +91,7 @@ from transformer_lib.training import (  # noqa: E402
     train,
 )
 
-__version__ = "0.1.0"
+from transformer_lib._version import __version__  # noqa: E402
 
 __all__ = [
     "MaskedLoss",
@@ -102,6 +106,7 @@ __all__ = [
     "masked_loss",
     "save_translator",
     "train_translator",
+    "describe_machine",
     "MaskedLanguageModel",
     "TransformerClassifier",
     "classifier_from_pretrained",

@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_train(args) -> dict:
     import keras
 
-    from transformer_lib.export import train_translator
+    from transformer_lib.recipe import train_translator
 
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_float16")
@@ -136,11 +136,11 @@ def read_lines(stream) -> list[str]:
 
 
 def run_evaluate(args) -> dict:
-    import transformer_lib as tl
+    from transformer_lib.data import load_parallel_corpus
     from transformer_lib.evaluation import evaluate_bleu
     from transformer_lib.export import load_translator
 
-    pairs = tl.load_parallel_corpus(args.corpus, args.split)[: args.limit]
+    pairs = load_parallel_corpus(args.corpus, args.split)[: args.limit]
     print(f"{args.corpus} {args.split}: {len(pairs):,} pairs")
     return evaluate_bleu(load_translator(args.model), pairs, beam_size=args.beam_size, alpha=args.alpha)
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import inspect
 import os
-import platform
 import re
 
 from transformer_lib._quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
+from transformer_lib.machine import describe_machine  # noqa: F401 (for notebooks)
 
 QUICK = os.environ.get("BOOK_QUICK", "") not in ("", "0")
 
@@ -37,15 +37,6 @@ def show_source(obj):
     except (TypeError, OSError) as error:
         raise TypeError(f"show_source needs a function, class or method defined in Python source, got {obj!r}.") from error
     return Code(inspect.cleandoc("\n" + source) if source.startswith(" ") else source, language="python")
-
-
-def describe_machine() -> str:
-    """The hardware and software a result came from, e.g. "x86_64, CPU only (2 cores); TensorFlow 2.21.0"."""
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    device = f"{len(gpus)} GPU(s)" if gpus else f"CPU only ({os.cpu_count()} cores)"
-    return f"{platform.machine()}, {device}; TensorFlow {tf.__version__}"
 
 
 def describe_run() -> str:
