@@ -8,9 +8,9 @@ import tensorflow as tf
 from conftest import SHARED_DATA, requires_shared_data
 
 from benchmarks.padding import measure
-from transformer_lib import data
-from transformer_lib.data import ChecksumError, CorpusUnavailableError, load_parallel_corpus, make_batches
-from transformer_lib.data import padding_fraction, train_tokenizers
+from transformer_lib import corpora, synthetic
+from transformer_lib.corpora import ChecksumError, CorpusUnavailableError, load_parallel_corpus
+from transformer_lib.data import make_batches, padding_fraction, train_tokenizers
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
 
@@ -45,25 +45,25 @@ def test_tatoeba_pairs_are_russian_to_english_and_aligned():
 
 @requires_shared_data
 def test_a_corrupted_local_copy_fails_its_checksum(tmp_path, monkeypatch):
-    shutil.copytree(SHARED_DATA / data.TATOEBA_DIR, tmp_path / data.TATOEBA_DIR)
-    victim = tmp_path / data.TATOEBA_DIR / "eng-rus" / "tatoeba-test-v2021-08-07.rus"
+    shutil.copytree(SHARED_DATA / corpora.TATOEBA_DIR, tmp_path / corpora.TATOEBA_DIR)
+    victim = tmp_path / corpora.TATOEBA_DIR / "eng-rus" / "tatoeba-test-v2021-08-07.rus"
     content = bytearray(victim.read_bytes())
     content[1000] ^= 0x01  # one bit of one byte
     victim.write_bytes(bytes(content))
-    monkeypatch.setenv(data.DATA_ENV, str(tmp_path))
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
     with pytest.raises(ChecksumError, match=r"tatoeba-test-v2021-08-07\.rus has sha256 \w+, expected 643d0d8b"):
         load_parallel_corpus("tatoeba/rus-eng", "train")
 
 
 def test_a_missing_local_file_is_an_error_not_a_download(tmp_path, monkeypatch):
-    monkeypatch.setenv(data.DATA_ENV, str(tmp_path))
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
     monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("must not download"))
     with pytest.raises(CorpusUnavailableError, match="nothing is downloaded.*tatoeba-test-v2021-08-07.rus"):
         load_parallel_corpus("tatoeba/rus-eng", "train")
 
 
 def test_online_download_uses_the_pinned_commit_and_checksum(tmp_path, monkeypatch):
-    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    monkeypatch.delenv(corpora.DATA_ENV, raising=False)
     calls = []
 
     def fake_get_file(fname, origin, file_hash, hash_algorithm, cache_subdir):
@@ -85,7 +85,7 @@ def test_online_download_uses_the_pinned_commit_and_checksum(tmp_path, monkeypat
 
 
 def test_a_failed_download_says_what_to_do(monkeypatch):
-    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    monkeypatch.delenv(corpora.DATA_ENV, raising=False)
 
     def offline(*args, **kwargs):
         raise urllib.error.URLError("Name or service not known")
@@ -98,7 +98,7 @@ def test_a_failed_download_says_what_to_do(monkeypatch):
 @requires_shared_data
 @pytest.mark.parametrize("split, count", [("test", 1_803), ("validation", 1_193)])
 def test_tfds_ted_corpus_loads_from_a_local_data_dir(split, count, monkeypatch):
-    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    monkeypatch.delenv(corpora.DATA_ENV, raising=False)
     tfds_dir = SHARED_DATA / "ted_hrlr_translate_pt_to_en" / "tfds"
     pairs = load_parallel_corpus("ted_hrlr/pt_to_en", split, data_dir=tfds_dir, download=False)
     assert len(pairs) == count
@@ -114,12 +114,12 @@ def test_tfds_ted_corpus_is_found_through_the_environment_variable():
 def test_tfds_unreachable_host_fails_fast_with_alternatives(tmp_path, monkeypatch):
     import tensorflow_datasets as tfds
 
-    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    monkeypatch.delenv(corpora.DATA_ENV, raising=False)
 
     def no_network(*args, **kwargs):
         raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
 
-    monkeypatch.setattr(data.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(corpora.urllib.request, "urlopen", no_network)
     monkeypatch.setattr(tfds, "load", lambda *a, **k: pytest.fail("must not start a download that retries"))
     with pytest.raises(CorpusUnavailableError) as error:
         load_parallel_corpus("ted_hrlr/ru_to_en", "train", data_dir=tmp_path)
@@ -129,7 +129,7 @@ def test_tfds_unreachable_host_fails_fast_with_alternatives(tmp_path, monkeypatc
 
 
 def test_tfds_without_download_and_without_data_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.delenv(data.DATA_ENV, raising=False)
+    monkeypatch.delenv(corpora.DATA_ENV, raising=False)
     with pytest.raises(CorpusUnavailableError, match="not prepared in .* and download=False"):
         load_parallel_corpus("ted_hrlr/ru_to_en", "test", data_dir=tmp_path, download=False)
 
@@ -163,7 +163,7 @@ def test_unknown_names_list_the_valid_ones(name, split, message):
     ],
 )
 def test_synthetic_corpus_spells_numbers_correctly(number, russian, english):
-    assert data.synthetic_pairs()[number] == (russian, english)
+    assert synthetic.synthetic_pairs()[number] == (russian, english)
 
 
 def test_synthetic_corpus_splits_are_deterministic_and_complete():

@@ -13,7 +13,9 @@ One module per box of the paper's Figure 1:
 and the data around it:
 
     tokenizer            §5.1  SubwordTokenizer (SentencePiece BPE; 0 = pad, 1 = start, 2 = end, 3 = unknown)
-    data                 §5.1  load_parallel_corpus, train_tokenizers, make_batches, padding_fraction
+    corpora              §5.1  load_parallel_corpus (Tatoeba, TED via TFDS, synthetic), pinned downloads
+    synthetic                  numbers in Russian words -> English words, a corpus generated in code
+    data                 §5.1  train_tokenizers, make_batches (length bucketing), padding_fraction
 
 and what turns it into a translator:
 
@@ -48,15 +50,8 @@ from transformer_lib.add_norm import AddNorm  # noqa: E402
 from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
 from transformer_lib.bert import MaskedLanguageModel, classifier_from_pretrained, mask_tokens  # noqa: E402
 from transformer_lib.classifier import TransformerClassifier, masked_mean  # noqa: E402
-from transformer_lib.data import (  # noqa: E402
-    CORPORA,
-    ChecksumError,
-    CorpusUnavailableError,
-    load_parallel_corpus,
-    make_batches,
-    padding_fraction,
-    train_tokenizers,
-)
+from transformer_lib.corpora import CORPORA, ChecksumError, CorpusUnavailableError, load_parallel_corpus  # noqa: E402
+from transformer_lib.data import make_batches, padding_fraction, train_tokenizers  # noqa: E402
 from transformer_lib.decoder import Decoder, DecoderLayer  # noqa: E402
 from transformer_lib.decoding import Translator, beam_search, greedy_decode  # noqa: E402
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402

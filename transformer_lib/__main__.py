@@ -136,7 +136,7 @@ def read_lines(stream) -> list[str]:
 
 
 def run_evaluate(args) -> dict:
-    from transformer_lib.data import load_parallel_corpus
+    from transformer_lib.corpora import load_parallel_corpus
     from transformer_lib.evaluation import evaluate_bleu
     from transformer_lib.export import load_translator
 
@@ -148,7 +148,7 @@ def run_evaluate(args) -> dict:
 def main(argv: list[str] | None = None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    from transformer_lib.data import CorpusUnavailableError
+    from transformer_lib.corpora import CorpusUnavailableError
 
     try:
         return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)

@@ -24,16 +24,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from transformer_lib.data import (
-    CorpusUnavailableError,
-    bucket_by_length,
-    download,
-    hash_bucket,
-    local_data_dir,
-    local_file,
-    ragged_rows,
-    require_split,
-)
+from transformer_lib.corpora import CorpusUnavailableError, download, hash_bucket, local_data_dir, local_file, require_split
+from transformer_lib.data import bucket_by_length, ragged_rows
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"

@@ -16,7 +16,8 @@ import keras
 import tensorflow as tf
 
 from transformer_lib._checks import require_max_length, require_positive_int
-from transformer_lib.data import load_parallel_corpus, make_batches, train_tokenizers
+from transformer_lib.corpora import load_parallel_corpus
+from transformer_lib.data import make_batches, train_tokenizers
 from transformer_lib.decoding import Translator
 from transformer_lib.export import save_translator
 from transformer_lib.machine import describe_machine
