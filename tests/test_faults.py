@@ -31,6 +31,7 @@ def tokenizers():
 def untrained_translator(tokenizers, max_length=16):
     model = tl.Transformer(1, 16, 2, 32, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
                            dropout_rate=0.0, max_length=max_length)
+    model((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))  # built, as a trained model is
     return Translator(model, *tokenizers, max_length=max_length)
 
 

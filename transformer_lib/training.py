@@ -10,9 +10,7 @@ global batch under any `tf.distribute` strategy, and scale the loss under mixed 
 
 from __future__ import annotations
 
-import json
 import time
-import warnings
 from pathlib import Path
 
 import keras
@@ -20,6 +18,7 @@ import tensorflow as tf
 from keras import ops
 
 from transformer_lib._checks import check_token_ids, require_positive_int, require_rate
+from transformer_lib.checkpoints import make_checkpoint, resume, write_history
 from transformer_lib.tokenizer import PAD_ID
 
 
@@ -109,6 +108,40 @@ class MaskedLoss(keras.losses.Loss):
         return {**super().get_config(), "label_smoothing": self.label_smoothing}
 
 
+def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=None):
+    """One update of §5.3-5.4: teacher-forced forward pass, masked label-smoothed loss, Adam.
+
+    Args:
+        batch: `((source_ids, target_in), target_out)`, one batch of `make_batches`.
+        tokens: how many real target tokens the loss is averaged over: this batch's by default; under
+            a `tf.distribute` strategy the global batch's, so that the replicas' losses add up to its mean.
+
+    Returns:
+        `(loss, accuracy)` of the batch, float32 scalars.
+    """
+    (source, target_in), target_out = batch
+    with tf.GradientTape() as tape:
+        logits = model((source, target_in), training=True)  # (batch, tgt_len, vocab): predicts target_out
+        per_token, mask = _per_token_loss(target_out, logits, label_smoothing)  # (batch, tgt_len) each
+        tokens = ops.sum(mask) if tokens is None else tokens
+        loss = ops.sum(per_token * mask) / ops.maximum(tokens, 1.0)  # padding never counts
+        scaled = optimizer.scale_loss(loss)  # mixed precision: scaled up so float16 gradients survive
+    gradients = tape.gradient(scaled, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    hits, _ = _hits(target_out, logits)
+    return loss, ops.sum(hits) / ops.maximum(tokens, 1.0)
+
+
+def evaluate_step(model, batch, label_smoothing: float = 0.1, tokens=None):
+    """`train_step` without the update (and without dropout): the batch's `(loss, accuracy)`."""
+    (source, target_in), target_out = batch
+    logits = model((source, target_in), training=False)
+    per_token, mask = _per_token_loss(target_out, logits, label_smoothing)
+    tokens = ops.sum(mask) if tokens is None else tokens
+    hits, _ = _hits(target_out, logits)
+    return ops.sum(per_token * mask) / ops.maximum(tokens, 1.0), ops.sum(hits) / ops.maximum(tokens, 1.0)
+
+
 def train(
     model: keras.Model,
     train_ds: tf.data.Dataset,
@@ -122,7 +155,7 @@ def train(
     jit_compile: bool = False,
     verbose: int = 1,
 ) -> dict[str, list[float]]:
-    """Train `model` on batches from `make_batches`, resuming from `checkpoint_dir` if it holds one.
+    """Train `model` with `train_step` for `epochs`, resuming from `checkpoint_dir` if it holds a run.
 
     Args:
         model: a `Transformer`. Under a strategy, create it inside `strategy.scope()`. For mixed
@@ -150,87 +183,31 @@ def train(
         runs too when it resumes (kept in `checkpoint_dir/history.json`).
     """
     require_positive_int("epochs", epochs)
-    steps = int(train_ds.cardinality())
-    if steps <= 0:
-        raise ValueError(
-            "train_ds must have a known, finite number of batches (make_batches declares it); "
-            "use dataset.apply(tf.data.experimental.assert_cardinality(n)) for a dataset of your own."
-        )
+    steps = _known_length(train_ds)
     strategy = strategy or tf.distribute.get_strategy()
-    if optimizer is not None and getattr(optimizer, "_distribution_strategy", strategy) is not strategy:
-        raise ValueError("Create the optimizer inside `with strategy.scope():`, like the model.")
+    optimizer = _prepared_optimizer(model, optimizer, strategy)
     with strategy.scope():
-        optimizer = optimizer or make_optimizer(model.hyperparameters["d_model"])
-        if model.dtype_policy.name == "mixed_float16" and not isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
         iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
         _build(model, optimizer, train_ds)
-        # Keras keeps dropout's random state in seed-generator variables that tf.train.Checkpoint
-        # does not find through the model; listing the non-trainable variables saves them too.
-        state = dict(model=model, optimizer=optimizer, epoch=epoch, non_trainable=list(model.non_trainable_variables))
-        if isinstance(iterator, tf.__internal__.tracking.Trackable):  # not so under multi-device strategies
-            state["iterator"] = iterator
-        checkpoint = tf.train.Checkpoint(**state)
-    manager = None
-    history: dict[str, list[float]] = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
+        checkpoint = make_checkpoint(model, optimizer, epoch, iterator, strategy)
+    history = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
     if val_ds is not None:
         history.update(val_loss=[], val_accuracy=[])
+    manager = None
     if checkpoint_dir is not None:
-        manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_to_keep)
-        resumed = restore_newest_intact(checkpoint, manager)
-        if resumed:
-            history = read_history(Path(checkpoint_dir), int(epoch.numpy()), history)
-            if verbose:
-                print(f"Resumed from {Path(resumed).name}: {int(epoch.numpy())} epoch(s) done.")
-
-    def count_tokens(batch):
-        return ops.sum(ops.cast(ops.not_equal(batch[1], PAD_ID), "float32"))
-
-    def replica_step(batch, tokens, training):
-        """Forward (and backward) pass on one replica's share; `tokens`: real tokens in the global batch."""
-        (source, target_in), target_out = batch
-        with tf.GradientTape() as tape:
-            logits = model((source, target_in), training=training)
-            per_token, mask = _per_token_loss(target_out, logits, label_smoothing)
-            loss = ops.sum(per_token * mask) / ops.maximum(tokens, 1.0)  # this replica's part of the global mean
-            scaled = optimizer.scale_loss(loss) if training else loss
-        if training:
-            grads = tape.gradient(scaled, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        hits, _ = _hits(target_out, logits)
-        return loss, ops.sum(hits) / ops.maximum(tokens, 1.0)
-
-    step_fn = tf.function(replica_step, jit_compile=True, reduce_retracing=True) if jit_compile else replica_step
-
-    def run_step(batch, training):
-        tokens = strategy.reduce("sum", strategy.run(count_tokens, args=(batch,)), axis=None)
-        loss, accuracy = strategy.run(step_fn, args=(batch, tokens, training))
-        return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
-
-    @tf.function(reduce_retracing=True)
-    def train_step(iterator):
-        return run_step(next(iterator), True)
-
-    @tf.function(reduce_retracing=True)
-    def eval_step(batch):
-        return run_step(batch, False)
-
+        manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
+    update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
     while int(epoch.numpy()) < epochs:
-        done = int(epoch.numpy())
+        start = time.perf_counter()
         if verbose:
-            print(f"Epoch {done + 1}/{epochs}")
-        progress = keras.utils.Progbar(steps, verbose=verbose, stateful_metrics=["loss", "accuracy"])
-        start, loss_sum, accuracy_sum = time.perf_counter(), 0.0, 0.0
-        for step in range(steps):
-            loss, accuracy = train_step(iterator)
-            loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
-            progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
-        history["epoch"].append(done + 1)
-        history["loss"].append(loss_sum / steps)
-        history["accuracy"].append(accuracy_sum / steps)
+            print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
+        loss, accuracy = _run_epoch(update, iterator, steps, verbose)
+        history["epoch"].append(int(epoch.numpy()) + 1)
+        history["loss"].append(loss)
+        history["accuracy"].append(accuracy)
         if val_ds is not None:
-            val_loss, val_accuracy = evaluate_loss(val_ds, eval_step, strategy)
+            val_loss, val_accuracy = evaluate_loss(val_ds, evaluate, strategy)
             history["val_loss"].append(val_loss)
             history["val_accuracy"].append(val_accuracy)
             if verbose:
@@ -243,54 +220,67 @@ def train(
     return history
 
 
-HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every epoch they hold
+def _known_length(dataset: tf.data.Dataset) -> int:
+    steps = int(dataset.cardinality())
+    if steps <= 0:
+        raise ValueError(
+            "train_ds must have a known, finite number of batches (make_batches declares it); "
+            "use dataset.apply(tf.data.experimental.assert_cardinality(n)) for a dataset of your own."
+        )
+    return steps
 
 
-def write_history(checkpoint_dir: Path, history: dict) -> None:
-    """Replace the history file in one step, so a crash never leaves half of it."""
-    partial = checkpoint_dir / (HISTORY_FILE + ".partial")
-    partial.write_text(json.dumps(history) + "\n")
-    partial.replace(checkpoint_dir / HISTORY_FILE)
+def _prepared_optimizer(model, optimizer, strategy):
+    """The optimizer to use: the default one if none is given, wrapped for loss scaling under mixed precision."""
+    if optimizer is not None and getattr(optimizer, "_distribution_strategy", strategy) is not strategy:
+        raise ValueError("Create the optimizer inside `with strategy.scope():`, like the model.")
+    with strategy.scope():
+        optimizer = optimizer or make_optimizer(model.hyperparameters["d_model"])
+        if model.dtype_policy.name == "mixed_float16" and not isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
 
 
-def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[str, list[float]]:
-    """The history of the first `epochs_done` epochs saved beside the checkpoints (later entries
-    belong to checkpoints that were not restored); `empty` if there is none."""
-    path = checkpoint_dir / HISTORY_FILE
-    if not path.is_file():
-        return empty
-    saved = json.loads(path.read_text())
-    kept = sum(1 for e in saved["epoch"] if e <= epochs_done)
-    return {name: saved.get(name, [])[:kept] for name in empty}
+def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile):
+    """`train_step` and `evaluate_step` run on every replica of `strategy`, as TensorFlow graphs
+    (`jit_compile`: each replica's step compiled by XLA). They return the global batch's loss and accuracy."""
+    def replica_update(batch, tokens):
+        return train_step(model, optimizer, batch, label_smoothing, tokens)
+
+    def replica_evaluation(batch, tokens):
+        return evaluate_step(model, batch, label_smoothing, tokens)
+
+    if jit_compile:
+        replica_update = tf.function(replica_update, jit_compile=True, reduce_retracing=True)
+        replica_evaluation = tf.function(replica_evaluation, jit_compile=True, reduce_retracing=True)
+
+    def on_replicas(step, batch):
+        real = strategy.run(lambda b: ops.sum(ops.cast(ops.not_equal(b[1], PAD_ID), "float32")), args=(batch,))
+        tokens = strategy.reduce("sum", real, axis=None)  # real target tokens in the global batch
+        loss, accuracy = strategy.run(step, args=(batch, tokens))
+        return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
+
+    update = tf.function(lambda iterator: on_replicas(replica_update, next(iterator)), reduce_retracing=True)
+    evaluate = tf.function(lambda batch: on_replicas(replica_evaluation, batch), reduce_retracing=True)
+    return update, evaluate
 
 
-def restore_newest_intact(checkpoint: tf.train.Checkpoint, manager: tf.train.CheckpointManager) -> str | None:
-    """Restore the newest checkpoint that reads back whole and return its path (None if there is
-    none). A damaged one (a crash or a full disk while writing it) is skipped with a warning, so a
-    run resumes from the one before instead of failing."""
-    for path in reversed(manager.checkpoints):
-        try:
-            checkpoint.restore(path).assert_existing_objects_matched()
-        except (tf.errors.OpError, IndexError) as error:  # unreadable: truncated or garbled files
-            warnings.warn(f"Checkpoint {path} is unreadable ({type(error).__name__}: {error}); "
-                          "skipping it and resuming from the one before.", stacklevel=3)
-            continue
-        except (ValueError, AssertionError) as error:  # readable, but made for other variables
-            raise ValueError(
-                f"Checkpoint {path} does not fit this model and optimizer ({error}). It was written by a run "
-                "with other sizes or settings: use another checkpoint_dir, or delete this one to start afresh."
-            ) from None
-        return path
-    if manager.checkpoints:
-        raise ValueError(f"No checkpoint in {manager.directory} can be read back; delete the folder to start afresh.")
-    return None
+def _run_epoch(update, iterator, steps: int, verbose: int) -> tuple[float, float]:
+    """`steps` updates with a progress bar; the epoch's mean loss and accuracy (each batch weighted equally)."""
+    progress = keras.utils.Progbar(steps, verbose=verbose, stateful_metrics=["loss", "accuracy"])
+    loss_sum, accuracy_sum = 0.0, 0.0
+    for step in range(steps):
+        loss, accuracy = update(iterator)
+        loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
+        progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
+    return loss_sum / steps, accuracy_sum / steps
 
 
-def evaluate_loss(dataset: tf.data.Dataset, eval_step, strategy: tf.distribute.Strategy) -> tuple[float, float]:
+def evaluate_loss(dataset: tf.data.Dataset, evaluate, strategy: tf.distribute.Strategy) -> tuple[float, float]:
     """Mean loss and accuracy over the batches of `dataset` (each batch weighted equally)."""
     losses, accuracies = [], []
     for batch in strategy.experimental_distribute_dataset(dataset):
-        loss, accuracy = eval_step(batch)
+        loss, accuracy = evaluate(batch)
         losses.append(float(loss))
         accuracies.append(float(accuracy))
     return sum(losses) / len(losses), sum(accuracies) / len(accuracies)

@@ -1,0 +1,79 @@
+"""Checkpoints of a training run: everything an exact resume needs, the history of every epoch,
+and a resume that survives a damaged checkpoint."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import tensorflow as tf
+
+
+def make_checkpoint(model, optimizer, epoch: tf.Variable, iterator, strategy: tf.distribute.Strategy) -> tf.train.Checkpoint:
+    """What a resumed run needs to continue exactly: weights, optimizer state (moments, step count),
+    the epoch, dropout's random state and the data iterator's position (one device only: TensorFlow
+    cannot save a multi-device iterator)."""
+    # Keras keeps dropout's random state in seed-generator variables that tf.train.Checkpoint does
+    # not find through the model; listing the non-trainable variables saves them too.
+    state = dict(model=model, optimizer=optimizer, epoch=epoch, non_trainable=list(model.non_trainable_variables))
+    if strategy.num_replicas_in_sync == 1:
+        state["iterator"] = iterator
+    return tf.train.Checkpoint(**state)
+
+
+def resume(checkpoint: tf.train.Checkpoint, directory: Path, max_to_keep: int, empty_history: dict,
+           verbose: int = 1) -> tuple[tf.train.CheckpointManager, dict]:
+    """A manager that saves into `directory`, after restoring its newest intact checkpoint (if any);
+    and the history of the epochs restored (`empty_history` when starting afresh)."""
+    manager = tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=max_to_keep)
+    resumed = restore_newest_intact(checkpoint, manager)
+    if not resumed:
+        return manager, empty_history
+    epochs_done = int(checkpoint.epoch.numpy())
+    if verbose:
+        print(f"Resumed from {Path(resumed).name}: {epochs_done} epoch(s) done.")
+    return manager, read_history(directory, epochs_done, empty_history)
+
+
+HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every epoch they hold
+
+
+def write_history(checkpoint_dir: Path, history: dict) -> None:
+    """Replace the history file in one step, so a crash never leaves half of it."""
+    partial = checkpoint_dir / (HISTORY_FILE + ".partial")
+    partial.write_text(json.dumps(history) + "\n")
+    partial.replace(checkpoint_dir / HISTORY_FILE)
+
+
+def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[str, list[float]]:
+    """The history of the first `epochs_done` epochs saved beside the checkpoints (later entries
+    belong to checkpoints that were not restored); `empty` if there is none."""
+    path = checkpoint_dir / HISTORY_FILE
+    if not path.is_file():
+        return empty
+    saved = json.loads(path.read_text())
+    kept = sum(1 for e in saved["epoch"] if e <= epochs_done)
+    return {name: saved.get(name, [])[:kept] for name in empty}
+
+
+def restore_newest_intact(checkpoint: tf.train.Checkpoint, manager: tf.train.CheckpointManager) -> str | None:
+    """Restore the newest checkpoint that reads back whole and return its path (None if there is
+    none). A damaged one (a crash or a full disk while writing it) is skipped with a warning, so a
+    run resumes from the one before instead of failing."""
+    for path in reversed(manager.checkpoints):
+        try:
+            checkpoint.restore(path).assert_existing_objects_matched()
+        except (tf.errors.OpError, IndexError) as error:  # unreadable: truncated or garbled files
+            warnings.warn(f"Checkpoint {path} is unreadable ({type(error).__name__}: {error}); "
+                          "skipping it and resuming from the one before.", stacklevel=4)  # the caller of train
+            continue
+        except (ValueError, AssertionError) as error:  # readable, but made for other variables
+            raise ValueError(
+                f"Checkpoint {path} does not fit this model and optimizer ({error}). It was written by a run "
+                "with other sizes or settings: use another checkpoint_dir, or delete this one to start afresh."
+            ) from None
+        return path
+    if manager.checkpoints:
+        raise ValueError(f"No checkpoint in {manager.directory} can be read back; delete the folder to start afresh.")
+    return None
