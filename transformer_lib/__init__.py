@@ -19,7 +19,8 @@ and the data around it:
 
 and what turns it into a translator:
 
-    training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train
+    training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train_step, train
+    checkpoints                make_checkpoint, resume (the newest intact checkpoint), the epoch history
     decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
     export                     save_translator, load_translator, export_saved_model
@@ -84,6 +85,7 @@ from transformer_lib.training import (  # noqa: E402
     masked_accuracy,
     masked_loss,
     train,
+    train_step,
 )
 
 from transformer_lib._version import __version__  # noqa: E402
@@ -110,6 +112,7 @@ __all__ = [
     "mask_tokens",
     "masked_mean",
     "train",
+    "train_step",
     "CORPORA",
     "ChecksumError",
     "CorpusUnavailableError",
