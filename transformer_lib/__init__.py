@@ -22,6 +22,7 @@ and what turns it into a translator:
     training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train_step, train
     checkpoints                make_checkpoint, resume (the newest intact checkpoint), the epoch history
     decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
+    text_checks                as_text_list, warn_unusual_text (what the translator is given)
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
     export                     save_translator, load_translator, export_saved_model
     recipe                     train_translator: corpus -> tokenizers -> model -> saved translator

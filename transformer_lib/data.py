@@ -79,23 +79,7 @@ def make_batches(
         raise ValueError("Give exactly one of batch_size (sentences per batch) or batch_tokens (tokens per batch).")
     require_positive_int("batch_size" if batch_tokens is None else "batch_tokens", batch_size or batch_tokens)
     require_max_length(max_length)
-    source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
-    if isinstance(pairs, tf.data.Dataset):
-        pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
-    sources = source_tokenizer.encode([s for s, _ in pairs], add_start_end=True)
-    targets = target_tokenizer.encode([t for _, t in pairs], add_start_end=True)
-
-    too_long = sum(1 for s, t in zip(sources, targets) if max(len(s), len(t)) > max_length)
-    kept = [(s, t) for s, t in zip(sources, targets) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
-    empty = len(pairs) - too_long - len(kept)  # only START and END on a side: nothing to translate
-    if verbose:
-        print(
-            f"make_batches: kept {len(kept):,} of {len(pairs):,} pairs; dropped {too_long:,} longer than "
-            f"max_length={max_length} tokens and {empty:,} with an empty side."
-        )
-    if not kept:
-        raise ValueError(f"No pair left after filtering (max_length={max_length}); raise max_length or check the data.")
-
+    kept = _encode_and_filter(pairs, tokenizers, max_length, verbose)
     dataset = tf.data.Dataset.from_tensor_slices((ragged_rows([s for s, _ in kept]), ragged_rows([t for _, t in kept])))
     dataset = dataset.map(_dense_rows)  # elements: (source_ids [len_s], target_ids [len_t])
     if shuffle:
@@ -109,6 +93,26 @@ def make_batches(
         dataset = dataset.padded_batch(size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(math.ceil(len(kept) / size)))
     return dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def _encode_and_filter(pairs, tokenizers, max_length: int, verbose: bool) -> list[tuple[list[int], list[int]]]:
+    """Token ids (START ... END) of each pair, without the pairs that are too long or have an empty side."""
+    source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
+    if isinstance(pairs, tf.data.Dataset):
+        pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
+    sources = source_tokenizer.encode([s for s, _ in pairs], add_start_end=True)
+    targets = target_tokenizer.encode([t for _, t in pairs], add_start_end=True)
+    too_long = sum(1 for s, t in zip(sources, targets) if max(len(s), len(t)) > max_length)
+    kept = [(s, t) for s, t in zip(sources, targets) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
+    empty = len(pairs) - too_long - len(kept)  # only START and END on a side: nothing to translate
+    if verbose:
+        print(
+            f"make_batches: kept {len(kept):,} of {len(pairs):,} pairs; dropped {too_long:,} longer than "
+            f"max_length={max_length} tokens and {empty:,} with an empty side."
+        )
+    if not kept:
+        raise ValueError(f"No pair left after filtering (max_length={max_length}); raise max_length or check the data.")
+    return kept
 
 
 def bucket_by_length(dataset: tf.data.Dataset, lengths: list[int], length_fn, max_length: int,

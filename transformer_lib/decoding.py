@@ -12,15 +12,13 @@ score(Y) = log P(Y | X) / lp(Y),  lp(Y) = ((5 + |Y|) / 6) ** alpha.
 
 from __future__ import annotations
 
-import unicodedata
 import warnings
-from collections import Counter
-from collections.abc import Iterable, Mapping
 
 import numpy as np
 import tensorflow as tf
 
 from transformer_lib._checks import require_max_length, require_non_negative_number, require_positive_int
+from transformer_lib.text_checks import as_text_list, main_script, warn_unusual_text
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
 
@@ -228,7 +226,7 @@ class Translator:
         require_positive_int("beam_size", beam_size)
         require_non_negative_number("alpha", alpha)
         single = isinstance(texts, str)
-        texts = [texts] if single else _as_text_list(texts)
+        texts = [texts] if single else as_text_list(texts)
         results = [""] * len(texts)
         todo = [i for i, text in enumerate(texts) if text.strip()]
         if todo:
@@ -258,49 +256,3 @@ class Translator:
             "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)],
             "weights": np.stack([np.asarray(w[0]) for w in weights]),
         }
-
-
-def _as_text_list(texts) -> list[str]:
-    """A list of str from a list, tuple or other iterable of str; a clear TypeError for anything else."""
-    if isinstance(texts, (bytes, bytearray)):
-        raise TypeError("Translator expects str or a list of str, got bytes: decode it first, e.g. text.decode('utf-8').")
-    if isinstance(texts, Mapping) or not isinstance(texts, Iterable):
-        raise TypeError(f"Translator expects str or a list of str, got {type(texts).__name__}: {texts!r}")
-    texts = list(texts)
-    for text in texts:
-        if not isinstance(text, str):
-            raise TypeError(f"Translator expects str or a list of str, got {type(text).__name__}: {text!r}")
-    return texts
-
-
-def script_of(character: str) -> str | None:
-    """The script of a letter from its Unicode name ("CYRILLIC", "LATIN", ...); None for a non-letter."""
-    if not unicodedata.category(character).startswith("L"):
-        return None
-    return unicodedata.name(character, "UNKNOWN").split()[0]
-
-
-def main_script(tokenizer: SubwordTokenizer) -> str | None:
-    """The script most letters of the tokenizer's learned pieces are written in (None if none has a
-    letter); byte pieces (`<0x41>`) and the reserved ones (`<pad>`, ...) do not count."""
-    processor = tokenizer.processor
-    learned = (processor.id_to_piece(i) for i in range(tokenizer.vocab_size)
-               if not (processor.is_byte(i) or processor.is_control(i) or processor.is_unknown(i)))
-    counts = Counter(script_of(c) for piece in learned for c in piece)
-    counts.pop(None, None)
-    return counts.most_common(1)[0][0] if counts else None
-
-
-def warn_unusual_text(texts: list[str], script: str | None, numbers: list[int]) -> None:
-    """Warn about sentences that cannot be in the source language: no letter of its `script`, or
-    control characters. They are still translated; one warning per kind names how many and the first."""
-    controls = [(n, t) for n, t in zip(numbers, texts) if any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in t)]
-    if controls:
-        warnings.warn(f"{len(controls)} sentence(s) contain control characters (first: #{controls[0][0]}, "
-                      f"{controls[0][1][:40]!r}); they are not text and may spoil the translation. Remove them.",
-                      stacklevel=3)
-    foreign = [(n, t) for n, t in zip(numbers, texts) if script is not None and not any(script_of(c) == script for c in t)]
-    if foreign:
-        warnings.warn(f"{len(foreign)} sentence(s) have no {script.title()} letter (first: #{foreign[0][0]}, "
-                      f"{foreign[0][1][:40]!r}), but the translator was trained on {script.title()} text: they are "
-                      "probably not in the source language, and their translations will be nonsense.", stacklevel=3)

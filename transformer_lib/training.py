@@ -166,14 +166,11 @@ def train(
         optimizer: default `make_optimizer(d_model)` (Adam and the §5.3 schedule); under a
             strategy, create it inside `strategy.scope()`.
         label_smoothing: eps_ls of §5.4.
-        checkpoint_dir: save model, optimizer, epoch, dropout's random state and the data iterator
-            there after every epoch, keeping the last `max_to_keep`; a later call with the same
-            folder resumes exactly, from the newest checkpoint that reads back whole (a damaged
-            one is skipped with a warning). (Under a multi-device strategy TensorFlow cannot
-            checkpoint the data iterator: a resumed run then continues with the dataset's first
-            shuffle order.)
-        strategy: a `tf.distribute` strategy; default: the current one (`tf.distribute.get_strategy()`),
-            so the same call runs on a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
+        checkpoint_dir: a checkpoint after every epoch (the last `max_to_keep` kept); a later
+            call with the same folder resumes exactly (see `checkpoints.make_checkpoint`), from the
+            newest checkpoint that reads back whole.
+        strategy: a `tf.distribute` strategy; default: the current one, so the same call runs on
+            a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
         jit_compile: compile the training step with XLA.
         verbose: 1 shows a progress bar per epoch, 0 is silent.
 
@@ -186,38 +183,44 @@ def train(
     steps = _known_length(train_ds)
     strategy = strategy or tf.distribute.get_strategy()
     optimizer = _prepared_optimizer(model, optimizer, strategy)
-    with strategy.scope():
-        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-        iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
-        _build(model, optimizer, train_ds)
-        checkpoint = make_checkpoint(model, optimizer, epoch, iterator, strategy)
-    history = {"epoch": [], "loss": [], "accuracy": [], "seconds": []}
-    if val_ds is not None:
-        history.update(val_loss=[], val_accuracy=[])
+    epoch, iterator, checkpoint = _training_state(model, optimizer, train_ds, strategy)
+    validation = ("val_loss", "val_accuracy") if val_ds is not None else ()
+    history = {name: [] for name in ("epoch", "loss", "accuracy", "seconds", *validation)}
     manager = None
     if checkpoint_dir is not None:
         manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
     update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
     while int(epoch.numpy()) < epochs:
-        start = time.perf_counter()
         if verbose:
             print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
-        loss, accuracy = _run_epoch(update, iterator, steps, verbose)
-        history["epoch"].append(int(epoch.numpy()) + 1)
-        history["loss"].append(loss)
-        history["accuracy"].append(accuracy)
-        if val_ds is not None:
-            val_loss, val_accuracy = evaluate_loss(val_ds, evaluate, strategy)
-            history["val_loss"].append(val_loss)
-            history["val_accuracy"].append(val_accuracy)
-            if verbose:
-                print(f"  val_loss {val_loss:.4f}  val_accuracy {val_accuracy:.4f}")
-        history["seconds"].append(time.perf_counter() - start)
+        results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose)
+        for name, value in {"epoch": int(epoch.numpy()) + 1, **results}.items():
+            history[name].append(value)
         epoch.assign_add(1)
         if manager is not None:
             manager.save(checkpoint_number=int(epoch.numpy()))
             write_history(Path(checkpoint_dir), history)
     return history
+
+
+def _training_state(model, optimizer, train_ds, strategy):
+    """The epoch counter, the data iterator and a checkpoint of everything, under `strategy`."""
+    with strategy.scope():
+        epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+        iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
+        _build(model, optimizer, train_ds)
+        return epoch, iterator, make_checkpoint(model, optimizer, epoch, iterator, strategy)
+
+
+def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose: int) -> dict[str, float]:
+    """An epoch of updates, then the validation: this epoch's entries of the history."""
+    start = time.perf_counter()
+    results = dict(zip(("loss", "accuracy"), _run_epoch(update, iterator, steps, verbose)))
+    if val_ds is not None:
+        results.update(zip(("val_loss", "val_accuracy"), evaluate_loss(val_ds, evaluate, strategy)))
+        if verbose:
+            print(f"  val_loss {results['val_loss']:.4f}  val_accuracy {results['val_accuracy']:.4f}")
+    return {**results, "seconds": time.perf_counter() - start}
 
 
 def _known_length(dataset: tf.data.Dataset) -> int:
