@@ -143,6 +143,20 @@ def test_an_optimizer_from_another_strategy_is_refused(synthetic_batches):
         train(model, dataset, epochs=1, optimizer=make_optimizer(32, 30), strategy=strategy, verbose=0)
 
 
+def test_training_under_a_mirrored_strategy_of_one_device_checkpoints_and_resumes(synthetic_batches, tmp_path):
+    """Its data iterator cannot be saved (a distributed iterator), so the checkpoint goes without it."""
+    tokenizers, dataset = synthetic_batches
+    few = dataset.take(2).apply(tf.data.experimental.assert_cardinality(2))
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    with strategy.scope():
+        model, optimizer = small_model(tokenizers), make_optimizer(32, 30)
+    train(model, few, epochs=1, optimizer=optimizer, strategy=strategy, checkpoint_dir=tmp_path, verbose=0)
+    with strategy.scope():
+        model, optimizer = small_model(tokenizers), make_optimizer(32, 30)
+    history = train(model, few, epochs=2, optimizer=optimizer, strategy=strategy, checkpoint_dir=tmp_path, verbose=0)
+    assert history["epoch"] == [1, 2]
+
+
 def test_datasets_of_unknown_length_are_refused(synthetic_batches):
     tokenizers, dataset = synthetic_batches
     unknown = dataset.filter(lambda inputs, target: True)

@@ -10,16 +10,17 @@ from pathlib import Path
 import tensorflow as tf
 
 
-def make_checkpoint(model, optimizer, epoch: tf.Variable, iterator, strategy: tf.distribute.Strategy) -> tf.train.Checkpoint:
+def make_checkpoint(model, optimizer, epoch: tf.Variable, iterator) -> tf.train.Checkpoint:
     """What a resumed run needs to continue exactly: weights, optimizer state (moments, step count),
-    the epoch, dropout's random state and the data iterator's position (one device only: TensorFlow
-    cannot save a multi-device iterator)."""
+    the epoch, dropout's random state and the data iterator's position (where TensorFlow can save
+    it: not under MirroredStrategy and other multi-device strategies)."""
     # Keras keeps dropout's random state in seed-generator variables that tf.train.Checkpoint does
     # not find through the model; listing the non-trainable variables saves them too.
     state = dict(model=model, optimizer=optimizer, epoch=epoch, non_trainable=list(model.non_trainable_variables))
-    if strategy.num_replicas_in_sync == 1:
-        state["iterator"] = iterator
-    return tf.train.Checkpoint(**state)
+    try:
+        return tf.train.Checkpoint(**state, iterator=iterator)
+    except ValueError:  # a distributed iterator (MirroredStrategy, even on one device) cannot be saved
+        return tf.train.Checkpoint(**state)
 
 
 def resume(checkpoint: tf.train.Checkpoint, directory: Path, max_to_keep: int, empty_history: dict,

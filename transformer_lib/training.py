@@ -209,7 +209,7 @@ def _training_state(model, optimizer, train_ds, strategy):
         epoch = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
         iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
         _build(model, optimizer, train_ds)
-        return epoch, iterator, make_checkpoint(model, optimizer, epoch, iterator, strategy)
+        return epoch, iterator, make_checkpoint(model, optimizer, epoch, iterator)
 
 
 def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose: int) -> dict[str, float]:
