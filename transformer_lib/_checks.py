@@ -45,13 +45,12 @@ def check_token_ids(name: str, ids, vocab_size: int) -> None:
     """
     if isinstance(ids, keras.KerasTensor) or not tf.executing_eagerly():
         return
-    dtype = tf.as_dtype(ids.dtype) if isinstance(ids, tf.Tensor) else np.asarray(ids).dtype
-    if not (dtype.is_integer if isinstance(dtype, tf.DType) else np.issubdtype(dtype, np.integer)):
+    values = np.asarray(ids)  # works for lists, NumPy arrays and eager tensors alike
+    if not np.issubdtype(values.dtype, np.integer):
         raise TypeError(
-            f"{name} must be integers, got dtype {getattr(dtype, 'name', dtype)}. Ids index the "
-            f"vocabulary: make them with a tokenizer's encode (or cast exact whole numbers with .astype('int32'))."
+            f"{name} must be integers, got dtype {values.dtype}. Ids index the vocabulary: make them "
+            f"with a tokenizer's encode (or cast exact whole numbers with .astype('int32'))."
         )
-    values = np.asarray(ids)
     if values.size and (values.min() < 0 or values.max() >= vocab_size):
         bad = values.min() if values.min() < 0 else values.max()
         raise ValueError(

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -112,17 +113,20 @@ def refresh_listings(paths: list[str]) -> int:
     formatter = InteractiveShell.instance().display_formatter
     changed = 0
     for path in paths:
-        notebook = nbformat.read(path, as_version=4)
+        notebook, changed_here = nbformat.read(path, as_version=4), 0
         for cell in notebook.cells:
             match = LISTING.match(cell.source) if cell.cell_type == "code" else None
             if match is None:
                 continue
-            data, metadata = formatter.format(show_source(eval(match["target"], {"tl": tl})))
+            target = functools.reduce(getattr, match["target"].split(".")[1:], tl)  # tl.a.b -> the object
+            data, metadata = formatter.format(show_source(target))
             output = nbformat.v4.new_output("execute_result", data=data, metadata=metadata,
                                             execution_count=cell.execution_count)
             if cell.outputs != [output]:
-                cell.outputs, changed = [output], changed + 1
-        nbformat.write(notebook, path)
+                cell.outputs, changed_here = [output], changed_here + 1
+        if changed_here:
+            nbformat.write(notebook, path)
+            changed += changed_here
     return changed
 
 

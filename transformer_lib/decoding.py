@@ -36,15 +36,18 @@ def _ensure_built(model, source_ids) -> None:
         model((source_ids[:1], np.full((1, 1), START_ID, np.int32)), training=False)
 
 
+def _require_within_positions(model, max_length: int) -> None:
+    """A decoding length must fit the positions the model was built with."""
+    positions = model.hyperparameters["max_length"]
+    if max_length > positions:
+        raise ValueError(f"max_length={max_length} is more than the model's {positions} positions; "
+                         f"use max_length <= {positions}.")
+
+
 def _check_decoding_inputs(model, source_ids, max_length) -> np.ndarray:
     """The source ids as int32 `[batch, src_len]`, after checking what a decoding call was given."""
-    positions = model.hyperparameters["max_length"]
     require_positive_int("max_length", max_length)
-    if max_length > positions:
-        raise ValueError(
-            f"max_length={max_length} is more than the model's {positions} positions; "
-            f"decode with max_length <= {positions}."
-        )
+    _require_within_positions(model, max_length)
     source_ids = np.asarray(source_ids)
     if source_ids.ndim != 2 or not np.issubdtype(source_ids.dtype, np.integer):
         raise ValueError(f"source_ids must be int [batch, src_len], got {source_ids.dtype} of shape {source_ids.shape}.")
@@ -185,10 +188,8 @@ class Translator:
     def __init__(self, model, source_tokenizer: SubwordTokenizer, target_tokenizer: SubwordTokenizer,
                  max_length: int = 64):
         require_max_length(max_length)
+        _require_within_positions(model, max_length)
         sizes = model.hyperparameters
-        if max_length > sizes["max_length"]:
-            raise ValueError(f"max_length={max_length} is more than the model's {sizes['max_length']} positions; "
-                             f"use max_length <= {sizes['max_length']}.")
         for side, tokenizer, key in (("source", source_tokenizer, "input_vocab_size"),
                                      ("target", target_tokenizer, "target_vocab_size")):
             if tokenizer.vocab_size != sizes[key]:

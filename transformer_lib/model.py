@@ -23,6 +23,12 @@ PRESETS = {
 }
 
 
+def require_preset(preset: str) -> None:
+    """Raise a ValueError naming the presets unless `preset` is one of them."""
+    if preset not in PRESETS:
+        raise ValueError(f"Unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
+
+
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class Transformer(keras.Model):
     """Encoder-decoder Transformer: source ids and (shifted) target ids in, next-token logits out.
@@ -105,8 +111,7 @@ class Transformer(keras.Model):
     @classmethod
     def from_preset(cls, preset: str, input_vocab_size: int, target_vocab_size: int, **overrides) -> "Transformer":
         """A model with the sizes of `PRESETS[preset]` ("tiny", "small", "base", "big")."""
-        if preset not in PRESETS:
-            raise ValueError(f"Unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
+        require_preset(preset)
         sizes = {**PRESETS[preset], **overrides}
         return cls(**sizes, input_vocab_size=input_vocab_size, target_vocab_size=target_vocab_size)
 

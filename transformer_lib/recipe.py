@@ -19,9 +19,9 @@ from transformer_lib._checks import require_max_length, require_positive_int
 from transformer_lib.corpora import load_parallel_corpus
 from transformer_lib.data import make_batches, train_tokenizers
 from transformer_lib.decoding import Translator
-from transformer_lib.export import save_translator
+from transformer_lib.export import FILES, save_translator
 from transformer_lib.machine import describe_machine
-from transformer_lib.model import PRESETS, Transformer
+from transformer_lib.model import Transformer, require_preset
 from transformer_lib.training import make_optimizer, train
 
 
@@ -55,6 +55,9 @@ def train_translator(
                     batch_tokens=batch_tokens, max_length=max_length, warmup_steps=warmup_steps,
                     norm_first=norm_first, seed=seed, precision=keras.mixed_precision.global_policy().name)
     out = _prepare_run(Path(out), settings, epochs, restart)
+    finished = _finished_record(out, epochs)
+    if finished is not None:
+        return finished  # nothing left to train: neither tokenizers nor model are made again
     keras.utils.set_random_seed(seed)
     train_pairs = load_parallel_corpus(corpus, "train")
     val_pairs = load_parallel_corpus(corpus, "validation")
@@ -74,12 +77,7 @@ def train_translator(
     save_translator(Translator(model, *tokenizers, max_length=max_length), out)
     summary = {**settings, "epochs": epochs, "train_seconds": round(sum(history["seconds"]), 1),
                "train_seconds_this_run": round(seconds, 1), "machine": describe_machine(), "history": history}
-    record = out / "training.json"
-    if record.is_file():
-        earlier = json.loads(record.read_text())
-        if earlier.get("history", {}).get("epoch") == history["epoch"]:
-            return earlier  # nothing new was trained: the record stays as it was
-    record.write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
     if verbose:
         print(f"Saved the translator to {out} after {seconds / 60:.1f} min of training.")
     return summary
@@ -88,11 +86,20 @@ def train_translator(
 SETTINGS_FILE = "settings.json"  # in out/checkpoints: what the checkpoints were trained with
 
 
+def _finished_record(out: Path, epochs: int) -> dict | None:
+    """The record of the run in `out` if it has trained `epochs` epochs (or more) and saved its translator."""
+    record = out / "training.json"
+    if not (record.is_file() and all((out / name).is_file() for name in FILES)):
+        return None
+    earlier = json.loads(record.read_text())
+    done = earlier["history"]["epoch"]
+    return earlier if done and done[-1] >= epochs else None
+
+
 def _prepare_run(out: Path, settings: dict, epochs: int, restart: bool) -> Path:
     """Check a training run's settings before any long work, and compare them with the run in
     `out` that a call would resume; `restart` deletes that run instead."""
-    if settings["preset"] not in PRESETS:
-        raise ValueError(f"Unknown preset {settings['preset']!r}; choose one of {sorted(PRESETS)}.")
+    require_preset(settings["preset"])
     for name in ("epochs", "vocab_size", "batch_tokens", "warmup_steps"):
         require_positive_int(name, epochs if name == "epochs" else settings[name])
     require_max_length(settings["max_length"])

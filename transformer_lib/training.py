@@ -52,7 +52,7 @@ def make_optimizer(d_model: int, warmup_steps: int = 4000) -> keras.optimizers.A
     return keras.optimizers.Adam(TransformerSchedule(d_model, warmup_steps), beta_1=0.9, beta_2=0.98, epsilon=1e-9)
 
 
-def masked_loss(labels, logits, label_smoothing: float = 0.1):
+def masked_loss(labels, logits, label_smoothing: float = 0.1, tokens=None):
     """Cross-entropy averaged over the non-padding tokens, with label smoothing (§5.4, eps_ls = 0.1).
 
     The smoothed target puts 1 - eps on the right token and spreads eps evenly over all V tokens
@@ -61,12 +61,14 @@ def masked_loss(labels, logits, label_smoothing: float = 0.1):
     Args:
         labels: int `[batch, len]`, 0 = padding (ignored).
         logits: `[batch, len, vocab]`.
+        tokens: how many real tokens to average over; default: those of `labels` (under a
+            `tf.distribute` strategy, the global batch's, so the replicas' losses add up to its mean).
 
     Returns:
         A float32 scalar.
     """
     per_token, mask = _per_token_loss(labels, logits, label_smoothing)
-    return ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
+    return ops.sum(per_token * mask) / ops.maximum(ops.sum(mask) if tokens is None else tokens, 1.0)
 
 
 def _per_token_loss(labels, logits, label_smoothing):
@@ -79,10 +81,10 @@ def _per_token_loss(labels, logits, label_smoothing):
     return (1.0 - label_smoothing) * nll + label_smoothing * uniform, mask
 
 
-def masked_accuracy(labels, logits):
-    """Share of non-padding positions where the most likely token is the label."""
+def masked_accuracy(labels, logits, tokens=None):
+    """Share of non-padding positions where the most likely token is the label (`tokens` as in `masked_loss`)."""
     hits, mask = _hits(labels, logits)
-    return ops.sum(hits) / ops.maximum(ops.sum(mask), 1.0)
+    return ops.sum(hits) / ops.maximum(ops.sum(mask) if tokens is None else tokens, 1.0)
 
 
 def _hits(labels, logits):
@@ -122,24 +124,18 @@ def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=Non
     (source, target_in), target_out = batch
     with tf.GradientTape() as tape:
         logits = model((source, target_in), training=True)  # (batch, tgt_len, vocab): predicts target_out
-        per_token, mask = _per_token_loss(target_out, logits, label_smoothing)  # (batch, tgt_len) each
-        tokens = ops.sum(mask) if tokens is None else tokens
-        loss = ops.sum(per_token * mask) / ops.maximum(tokens, 1.0)  # padding never counts
+        loss = masked_loss(target_out, logits, label_smoothing, tokens)  # padding never counts
         scaled = optimizer.scale_loss(loss)  # mixed precision: scaled up so float16 gradients survive
     gradients = tape.gradient(scaled, model.trainable_variables)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    hits, _ = _hits(target_out, logits)
-    return loss, ops.sum(hits) / ops.maximum(tokens, 1.0)
+    return loss, masked_accuracy(target_out, logits, tokens)
 
 
 def evaluate_step(model, batch, label_smoothing: float = 0.1, tokens=None):
     """`train_step` without the update (and without dropout): the batch's `(loss, accuracy)`."""
     (source, target_in), target_out = batch
     logits = model((source, target_in), training=False)
-    per_token, mask = _per_token_loss(target_out, logits, label_smoothing)
-    tokens = ops.sum(mask) if tokens is None else tokens
-    hits, _ = _hits(target_out, logits)
-    return ops.sum(per_token * mask) / ops.maximum(tokens, 1.0), ops.sum(hits) / ops.maximum(tokens, 1.0)
+    return masked_loss(target_out, logits, label_smoothing, tokens), masked_accuracy(target_out, logits, tokens)
 
 
 def train(
@@ -213,9 +209,16 @@ def _training_state(model, optimizer, train_ds, strategy):
 
 
 def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose: int) -> dict[str, float]:
-    """An epoch of updates, then the validation: this epoch's entries of the history."""
+    """`steps` updates with a progress bar, then the validation: this epoch's entries of the history
+    (means over batches, each batch weighted equally)."""
     start = time.perf_counter()
-    results = dict(zip(("loss", "accuracy"), _run_epoch(update, iterator, steps, verbose)))
+    progress = keras.utils.Progbar(steps, verbose=verbose, stateful_metrics=["loss", "accuracy"])
+    loss_sum, accuracy_sum = 0.0, 0.0
+    for step in range(steps):
+        loss, accuracy = update(iterator)
+        loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
+        progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
+    results = {"loss": loss_sum / steps, "accuracy": accuracy_sum / steps}
     if val_ds is not None:
         results.update(zip(("val_loss", "val_accuracy"), evaluate_loss(val_ds, evaluate, strategy)))
         if verbose:
@@ -266,17 +269,6 @@ def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
     update = tf.function(lambda iterator: on_replicas(replica_update, next(iterator)), reduce_retracing=True)
     evaluate = tf.function(lambda batch: on_replicas(replica_evaluation, batch), reduce_retracing=True)
     return update, evaluate
-
-
-def _run_epoch(update, iterator, steps: int, verbose: int) -> tuple[float, float]:
-    """`steps` updates with a progress bar; the epoch's mean loss and accuracy (each batch weighted equally)."""
-    progress = keras.utils.Progbar(steps, verbose=verbose, stateful_metrics=["loss", "accuracy"])
-    loss_sum, accuracy_sum = 0.0, 0.0
-    for step in range(steps):
-        loss, accuracy = update(iterator)
-        loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
-        progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
-    return loss_sum / steps, accuracy_sum / steps
 
 
 def evaluate_loss(dataset: tf.data.Dataset, evaluate, strategy: tf.distribute.Strategy) -> tuple[float, float]:
