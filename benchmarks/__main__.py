@@ -136,7 +136,7 @@ def run(config: dict, log=print) -> dict:
 
 
 def ratios(results: dict) -> dict:
-    """Every headline ratio in one flat dict (higher = better for ours, except `beam_cost`)."""
+    """Every headline ratio in one flat dict (higher = better for ours, except the `beam_cost`s)."""
     out = {}
     for entry in results["throughput"]:
         d = entry["sizes"]["d_model"]
@@ -148,7 +148,9 @@ def ratios(results: dict) -> dict:
     out["padding_fraction_padded_batch_over_bucketing"] = pad["padded_batch"] / pad["bucketing"]
     longest = results["decode"]["kv_cache"][-1]
     out[f"kv_cache_speedup_at_{longest['length']}_tokens"] = longest["speedup"]
+    out[f"kv_cache_xla_speedup_at_{longest['length']}_tokens"] = longest["speedup_xla"]
     out["beam_cost"] = results["decode"]["beam"]["beam_cost"]
+    out["beam_cost_xla"] = results["decode"]["beam"]["beam_cost_xla"]
     out["fraction_of_matmul_peak"] = results["limit"]["fraction_of_peak"]
     return out
 
@@ -177,10 +179,13 @@ def format_table(results: dict) -> str:
     for r in results["decode"]["kv_cache"]:
         row(f"greedy decode {r['length']} tokens, KV cache vs re-run", f"{r['cached_tokens_per_s']:,.0f} tok/s",
             f"{r['full_tokens_per_s']:,.0f} tok/s", f"{r['speedup']:.1f}x")
+        row("  KV cache compiled with XLA vs re-run", f"{r['cached_xla_tokens_per_s']:,.0f} tok/s",
+            f"{r['full_tokens_per_s']:,.0f} tok/s", f"{r['speedup_xla']:.1f}x")
     beam = results["decode"]["beam"]
-    row(f"beam {beam['beam_size']} vs greedy, {beam['max_length']} tokens (ms/sentence)",
-        f"{beam['beam_seconds_per_sentence'] * 1e3:.1f}", f"{beam['greedy_seconds_per_sentence'] * 1e3:.1f}",
-        f"{beam['beam_cost']:.1f}x cost")
+    for mode, suffix in (("", ""), (", XLA", "_xla")):
+        row(f"beam {beam['beam_size']} vs greedy, {beam['max_length']} tokens{mode} (ms/sentence)",
+            f"{beam[f'beam_seconds_per_sentence{suffix}'] * 1e3:.1f}",
+            f"{beam[f'greedy_seconds_per_sentence{suffix}'] * 1e3:.1f}", f"{beam[f'beam_cost{suffix}']:.1f}x cost")
     lim = results["limit"]
     row(f"float32 matmul peak ({lim['peak']['n']}x{lim['peak']['n']})", "", f"{lim['peak']['peak_flops_per_s'] / 1e9:.1f} GFLOP/s", "")
     row(f"{lim['preset']} training step, {lim['batch']}x{lim['length']} tokens", f"{lim['achieved_flops_per_s'] / 1e9:.1f} GFLOP/s",

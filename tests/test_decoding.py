@@ -28,11 +28,39 @@ def test_cached_steps_give_the_logits_of_a_full_decoder_pass(options, rng):
     source = random_ids(rng, 3, 6, 50, pad_from=[4, 6, 2])
     target = random_ids(rng, 3, 7, 40)
     full = np.asarray(model((source, target), training=False))  # (3, 7, vocab)
-    caches, source_kv = model.decoder.start_cache(model.encoder(source, training=False))
+    caches, source_part = model.decoder.start_cache(model.encoder(source, training=False), source, 7)
     for t in range(7):
-        x, caches = model.decoder.step(target[:, t : t + 1], t, caches, source_kv, source)
+        x, caches = model.decoder.step(target[:, t : t + 1], t, caches, source_part)
         np.testing.assert_allclose(np.asarray(model.project(x))[:, 0], full[:, t], atol=1e-5)
     assert caches[0][0].shape == (3, 4, 7, 8)  # keys of all 7 positions, per head
+
+
+def test_each_step_writes_its_own_slot_of_a_preallocated_cache_and_nothing_else(rng):
+    model = random_model()
+    source = random_ids(rng, 2, 5, 50, pad_from=[3, 5])
+    target = random_ids(rng, 2, 4, 40)
+    caches, source_part = model.decoder.start_cache(model.encoder(source, training=False), source, 10)
+    before = [np.asarray(keys) for keys, _ in caches]
+    for t in range(4):
+        x, caches = model.decoder.step(target[:, t : t + 1], t, caches, source_part)
+        for layer, (keys, values) in enumerate(caches):
+            keys, values = np.asarray(keys), np.asarray(values)
+            assert keys.shape == values.shape == (2, 4, 10, 8)  # the shape never changes
+            assert np.abs(keys[:, :, t]).sum() > 0 and np.abs(values[:, :, t]).sum() > 0  # slot t written
+            assert not keys[:, :, t + 1 :].any() and not values[:, :, t + 1 :].any()  # later slots untouched
+            np.testing.assert_array_equal(keys[:, :, :t], before[layer][:, :, :t])  # earlier slots kept
+            before[layer] = keys
+
+
+def test_xla_compiled_decoding_gives_the_tokens_of_the_graph_and_of_the_rerun(rng):
+    model = random_model()
+    source = random_ids(rng, 4, 7, 50, pad_from=[3, 7, 5, 1])
+    full = greedy_decode(model, source, max_length=12, use_cache=False)
+    np.testing.assert_array_equal(greedy_decode(model, source, max_length=12, jit_compile=True), full)
+    np.testing.assert_array_equal(beam_search(model, source, 3, max_length=12, jit_compile=True),
+                                  beam_search(model, source, 3, max_length=12))
+    with pytest.raises(ValueError, match="jit_compile=True needs use_cache=True"):
+        greedy_decode(model, source, max_length=12, use_cache=False, jit_compile=True)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -56,7 +84,8 @@ def sequence_log_prob(model, source, tokens):
     return float(sum(np.asarray(log_probs)[0, i, token] for i, token in enumerate(tokens)))
 
 
-def test_a_wide_beam_finds_the_most_probable_translation_by_exhaustive_search(rng):
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_wide_beam_finds_the_most_probable_translation_by_exhaustive_search(jit_compile, rng):
     """Vocabulary of 6 (4 that may be generated), at most 3 tokens: few enough sequences to score
     every one. Without a length
     penalty (alpha = 0) a beam as wide as all prefixes must return the best of them."""
@@ -70,7 +99,7 @@ def test_a_wide_beam_finds_the_most_probable_translation_by_exhaustive_search(rn
                 continue  # END ends a sequence; shorter than 3 only if it ends with END
             candidates.append((sequence_log_prob(model, source, list(tokens)), list(tokens)))
     best_score, best = max(candidates)
-    found = beam_search(model, source, beam_size=16, alpha=0.0, max_length=3)[0]
+    found = beam_search(model, source, beam_size=16, alpha=0.0, max_length=3, jit_compile=jit_compile)[0]
     found = [int(t) for t in found if t != PAD_ID] if END_ID in found else [int(t) for t in found]
     assert found == best, (found, best, best_score)
 

@@ -64,29 +64,34 @@ class DecoderLayer(BaseTransformerLayer):
         x = self.feed_forward_add_norm(x, h, training=training)
         return x, cross_weights  # (batch, tgt_len, d_model), (batch, heads, tgt_len, src_len)
 
-    def step(self, x, cache, source_kv, cross_attention_mask=None):
+    def step(self, x, offset, cache, source_kv, cross_attention_mask=None):
         """Incremental decoding: the layer's output for the newest position(s) only.
 
         Args:
-            x: `[batch, new, d_model]`, the newest position(s).
-            cache: `(k, v)`, each `[batch, h, past, d_k]`: the self-attention keys and values of
-                all earlier positions, which never change (the look-ahead mask hides later ones).
+            x: `[batch, new, d_model]`, the newest position(s), at `offset`, `offset + 1`, ...
+            offset: int or scalar int tensor.
+            cache: `(keys, values)`, each `[batch, num_heads, max_length, d_k]`, preallocated by
+                `Decoder.start_cache`. Slots before `offset` hold the self-attention keys and values
+                of earlier positions, which never change (the look-ahead mask hides later ones).
             source_kv: the cross-attention keys and values of the encoder output.
+            cross_attention_mask: the source padding mask, `[batch, 1, 1, src_len]`.
 
         Returns:
-            `(x, cache, cross_weights)` with the new positions appended to the cache. With
-            `new = 1` this matches `call` on the whole prefix, at the cost of one position.
+            `(x, cache, cross_weights)`, the new positions' keys and values written into their slots
+            of the cache; no shape changes. With `new = 1` this matches `call` on the whole prefix, at
+            the cost of one position.
         """
         h = self.self_attention_add_norm.sublayer_input(x)
-        k, v = self.self_attention.project_key_value(h, h)  # (batch, h, new, d_k)
-        k = ops.concatenate([cache[0], k], axis=2)  # (batch, h, past + new, d_k)
-        v = ops.concatenate([cache[1], v], axis=2)
-        new, total = ops.shape(x)[1], ops.shape(k)[2]
-        causal = ops.cast(ops.arange(total)[None, :] > (total - new + ops.arange(new))[:, None], "float32")
-        h, _ = self.self_attention.attend(h, k, v, mask=causal)  # (batch, new, d_model)
+        new_keys, new_values = self.self_attention.project_key_value(h, h)  # (batch, heads, new, d_k)
+        keys = ops.slice_update(cache[0], (0, 0, offset, 0), new_keys)  # (batch, heads, max_length, d_k)
+        values = ops.slice_update(cache[1], (0, 0, offset, 0), new_values)
+        new, slots = ops.shape(x)[1], ops.shape(keys)[2]
+        # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
+        blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
+        h, _ = self.self_attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
         x = self.self_attention_add_norm(x, h, training=False)
         x, cross_weights = self.attend_to_source(x, source_kv, cross_attention_mask, training=False)
-        return x, (k, v), cross_weights
+        return x, (keys, values), cross_weights
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -110,26 +115,33 @@ class Decoder(Stack):
     def build(self, target_ids_shape, encoder_output_shape, source_ids_shape):
         self.build_stack(target_ids_shape, encoder_output_shape)
 
-    def start_cache(self, encoder_output):
-        """What decoding needs once per source sentence: each layer's cross-attention keys and
-        values, and an empty self-attention cache."""
+    def start_cache(self, encoder_output, source_ids, max_length):
+        """What decoding needs, set up once per batch of source sentences.
+
+        Returns `(caches, source)`:
+            caches: per layer, `(keys, values)` of zeros, each `[batch, num_heads, max_length, d_k]`:
+                one slot per target position, filled by `step` (the shapes never change, so a
+                decoding loop needs no shape invariants and compiles with XLA);
+            source: `(source_kv, cross_mask)`: each layer's cross-attention keys and values of the
+                encoder output, and the source padding mask `[batch, 1, 1, src_len]`.
+        """
         batch = ops.shape(encoder_output)[0]
         first = self.stack_layers[0]
-        shape = (batch, first.num_heads, 0, first.d_model // first.num_heads)  # no position yet
+        shape = (batch, first.num_heads, max_length, first.d_model // first.num_heads)
         caches = [(ops.zeros(shape, encoder_output.dtype), ops.zeros(shape, encoder_output.dtype))
                   for _ in self.stack_layers]
         source_kv = [layer.cross_attention.project_key_value(encoder_output, encoder_output)
                      for layer in self.stack_layers]
-        return caches, source_kv
+        return caches, (source_kv, padding_mask(source_ids))
 
-    def step(self, target_ids, offset, caches, source_kv, source_ids):
+    def step(self, target_ids, offset, caches, source):
         """Decode the newest target token(s) `[batch, new]` at positions offset, offset + 1, ...,
-        reusing the caches from `start_cache` or the previous step. Returns `(x, caches)`."""
-        cross_mask = padding_mask(source_ids)  # (batch, 1, 1, src_len)
+        given the caches and the source part from `start_cache`. Returns `(x, caches)`."""
+        source_kv, cross_mask = source
         x = self.embedding(target_ids, offset=offset)  # (batch, new, d_model), no dropout
         new_caches = []
         for layer, cache, kv in zip(self.stack_layers, caches, source_kv):
-            x, cache, _ = layer.step(x, cache, kv, cross_mask)
+            x, cache, _ = layer.step(x, offset, cache, kv, cross_mask)
             new_caches.append(cache)
         return self.finish(x), new_caches
 
