@@ -8,7 +8,7 @@ import tensorflow as tf
 from conftest import SHARED_DATA, requires_shared_data
 
 from benchmarks.padding import measure
-from transformer_lib import corpora, synthetic
+from transformer_lib import corpora, downloads, synthetic
 from transformer_lib.corpora import ChecksumError, CorpusUnavailableError, load_parallel_corpus
 from transformer_lib.data import make_batches, padding_fraction, train_tokenizers
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
@@ -23,16 +23,48 @@ def synthetic_tokenizers():
 
 
 @requires_shared_data
-@pytest.mark.parametrize("name, total", [("tatoeba/rus-eng", 19_425), ("tatoeba/por-eng", 13_222)])
-def test_tatoeba_splits_partition_the_corpus_by_source_sentence(name, total):
+@pytest.mark.parametrize("name, total", [("tatoeba/rus-eng", 19_425), ("tatoeba/por-eng", 13_222),
+                                         ("newstest/rus-eng", 27_810)])  # 27,813 lines, 3 pairs repeated
+def test_no_sentence_of_either_side_appears_in_two_splits(name, total):
     splits = {split: load_parallel_corpus(name, split) for split in ("train", "validation", "test")}
     assert sum(len(pairs) for pairs in splits.values()) == total
-    sources = {split: {s for s, _ in pairs} for split, pairs in splits.items()}
-    assert not sources["train"] & sources["validation"]
-    assert not sources["train"] & sources["test"]
-    assert not sources["validation"] & sources["test"]
+    for side in (0, 1):  # sources, then targets, compared with whitespace normalised
+        sentences = {split: {" ".join(pair[side].split()) for pair in pairs} for split, pairs in splits.items()}
+        assert not sentences["train"] & sentences["validation"]
+        assert not sentences["train"] & sentences["test"]
+        assert not sentences["validation"] & sentences["test"]
     assert 0.85 < len(splits["train"]) / total < 0.95
+    assert all(0.025 < len(splits[split]) / total < 0.075 for split in ("validation", "test"))
     assert all(s.strip() and t.strip() for pairs in splits.values() for s, t in pairs)
+
+
+def test_pairs_linked_through_a_shared_target_stay_together_whatever_their_order():
+    from transformer_lib.splits import connected_groups, split_pairs
+
+    pairs = [("Я не знаю.", "I don't know."), ("Не знаю.", "I don't know."), ("Не знаю.", "No idea."),
+             ("Кот спит.", "The cat  is sleeping."), ("Кошка спит.", " The cat is sleeping.")]
+    keys = connected_groups(pairs)
+    assert keys[0] == keys[1] == keys[2] and keys[3] == keys[4] and keys[0] != keys[3]
+    assert connected_groups(pairs[::-1]) == keys[::-1]  # the key does not depend on the order
+    for split in ("train", "validation", "test"):
+        chosen = split_pairs(pairs, split)
+        assert len([p for p in chosen if p in pairs[:3]]) in (0, 3)
+        assert split_pairs(pairs[::-1], split) == chosen[::-1]
+
+
+@requires_shared_data
+def test_news_pairs_are_distinct_and_their_files_are_checked(tmp_path, monkeypatch):
+    pairs = [pair for split in ("train", "validation", "test") for pair in load_parallel_corpus("newstest/rus-eng", split)]
+    assert len({(" ".join(s.split()), " ".join(t.split())) for s, t in pairs}) == len(pairs)
+    shutil.copytree(SHARED_DATA / corpora.NEWSTEST_DIR, tmp_path / corpora.NEWSTEST_DIR)
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
+    victim = tmp_path / corpora.NEWSTEST_DIR / "testsets" / "rus-eng" / "newstest2016.eng"
+    victim.write_bytes(victim.read_bytes()[:-10])
+    with pytest.raises(ChecksumError, match=r"newstest2016\.eng has sha256 \w+, expected 5bf673ee"):
+        load_parallel_corpus("newstest/rus-eng", "test")
+    victim.unlink()
+    with pytest.raises(CorpusUnavailableError, match="nothing is downloaded.*testsets/rus-eng/newstest2016.eng"):
+        load_parallel_corpus("newstest/rus-eng", "test")
 
 
 @requires_shared_data
@@ -119,7 +151,7 @@ def test_tfds_unreachable_host_fails_fast_with_alternatives(tmp_path, monkeypatc
     def no_network(*args, **kwargs):
         raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
 
-    monkeypatch.setattr(corpora.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(downloads.urllib.request, "urlopen", no_network)
     monkeypatch.setattr(tfds, "load", lambda *a, **k: pytest.fail("must not start a download that retries"))
     with pytest.raises(CorpusUnavailableError) as error:
         load_parallel_corpus("ted_hrlr/ru_to_en", "train", data_dir=tmp_path)

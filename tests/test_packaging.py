@@ -57,3 +57,23 @@ def test_library_modules_import_neither_the_package_root_nor_the_teaching_helper
             continue  # the teaching helpers may import the library; the root imports every module
         forbidden = {"transformer_lib"} | {f"transformer_lib.{name}" for name in teaching}
         assert not imported_modules(path) & forbidden, f"{path.name} imports {imported_modules(path) & forbidden}"
+
+
+def test_the_wheel_ships_every_data_file_the_library_reads(tmp_path):
+    """The checksums of the news corpus are a file inside the package: a wheel without it cannot import."""
+    import subprocess
+    import zipfile
+
+    import shutil
+
+    source = tmp_path / "source"  # a copy, so the build leaves nothing in the checkout
+    shutil.copytree(ROOT / "transformer_lib", source / "transformer_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path)], check=True, cwd=tmp_path)
+    (wheel,) = tmp_path.glob("transformer_lib-*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    data_files = {f"transformer_lib/{path.name}" for path in (ROOT / "transformer_lib").iterdir()
+                  if path.is_file() and path.suffix not in (".py", ".pyc")}
+    assert data_files and data_files <= shipped, data_files - shipped

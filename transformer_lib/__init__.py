@@ -13,7 +13,9 @@ One module per box of the paper's Figure 1:
 and the data around it:
 
     tokenizer            §5.1  SubwordTokenizer (SentencePiece BPE; 0 = pad, 1 = start, 2 = end, 3 = unknown)
-    corpora              §5.1  load_parallel_corpus (Tatoeba, TED via TFDS, synthetic), pinned downloads
+    corpora              §5.1  load_parallel_corpus (Tatoeba, WMT news, TED via TFDS, synthetic)
+    splits                     leak-free train/validation/test splits (connected components)
+    downloads                  pinned, checksum-verified files, or the offline folder TRANSFORMER_BOOK_DATA
     synthetic                  numbers in Russian words -> English words, a corpus generated in code
     data                 §5.1  train_tokenizers, make_batches (length bucketing), padding_fraction
 
@@ -21,7 +23,7 @@ and what turns it into a translator:
 
     training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train_step, train
     checkpoints                make_checkpoint, resume (the newest intact checkpoint), the epoch history
-    decoding             §6.1  greedy_decode, beam_search (key/value cache), Translator
+    decoding             §6.1  greedy_decode, beam_search (fixed-shape key/value cache, XLA), Translator
     text_checks                as_text_list, warn_unusual_text (what the translator is given)
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
     export                     save_translator, load_translator, export_saved_model

@@ -8,6 +8,9 @@
 - ``"ted_hrlr/ru_to_en"`` and the other TFDS ``ted_hrlr_translate`` pairs, through `tfds.load`, as the
   seed articles did. Its host no longer serves the archive; when it cannot be reached you get one
   clear error within seconds instead of minutes of retries.
+- ``"newstest/rus-eng"``: the WMT news test sets 2012-2020 Russian-English (27,810 distinct pairs of
+  newspaper sentences, about 20 words each), from the same pinned commit of OPUS-MT-testsets. Also
+  published as test sets: say so wherever a score of a model trained on them is reported.
 - ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
   words, generated in code (`synthetic.py`): a real (tiny) translation task with no data to fetch.
 
@@ -17,19 +20,16 @@ there (same layout as the downloads), checked against the same sha256, and nothi
 
 from __future__ import annotations
 
-import hashlib
-import os
-import urllib.error
-import urllib.request
+from importlib import resources
 from pathlib import Path
 
 import tensorflow as tf
 
+from transformer_lib.downloads import (  # noqa: F401 (DATA_ENV and the errors are part of this module's API)
+    DATA_ENV, ChecksumError, CorpusUnavailableError, fetch_file, local_data_dir, unreachable, verify_sha256,
+)
+from transformer_lib.splits import normalize, require_split, split_pairs
 from transformer_lib.synthetic import synthetic_pairs
-
-DATA_ENV = "TRANSFORMER_BOOK_DATA"
-SPLITS = ("train", "validation", "test")
-SPLIT_PERCENT = {"train": 90, "validation": 5, "test": 5}
 
 TATOEBA_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
 TATOEBA_URL = (
@@ -54,16 +54,14 @@ TED_LOCAL_SHA256 = {
     ("pt_to_en", "validation"): "568848605b2232071a4203bc15581cde8d6c969f5fb3d4785681976cdd70ad95",
 }
 
-CORPORA = (*TATOEBA_PAIRS, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+OPUS_MT_TESTSETS_URL = f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
+NEWSTEST_DIR = "wmt_newstest_rus_eng"
+# sha256sum of every file, shipped with the package (eng-rus: the 2019 and 2020 sets, whose sentences differ)
+NEWSTEST_SHA256 = {path: sha for sha, path in map(str.split, resources.files(__package__).joinpath(
+    "newstest.sha256").read_text(encoding="utf-8").splitlines())}
 
 
-class CorpusUnavailableError(RuntimeError):
-    """A corpus could not be read or fetched; the message names the cause and the alternatives."""
-
-
-class ChecksumError(ValueError):
-    """A file's sha256 is not the pinned one: it is damaged or a different version."""
-
+CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
 def load_parallel_corpus(
@@ -77,9 +75,9 @@ def load_parallel_corpus(
 
     Args:
         name: one of `CORPORA`; "tatoeba/rus-eng" is Russian -> English.
-        split: "train", "validation" or "test". Tatoeba and "synthetic" are split 90/5/5 by a hash
-            of the *source* sentence, so a sentence with several reference translations stays in
-            one split.
+        split: "train", "validation" or "test". Tatoeba, the news sets and "synthetic" are split
+            about 90/5/5 without leaks: pairs that share a source or a target sentence always fall
+            into one split (`transformer_lib.splits`).
         as_dataset: return a `tf.data.Dataset` of (source, target) string pairs instead of a list.
         data_dir: TFDS corpora only: the TFDS `data_dir`.
         download: TFDS corpora only: allow TFDS to download and prepare the data.
@@ -89,11 +87,13 @@ def load_parallel_corpus(
     """
     require_split(split)
     if name.startswith("tatoeba/"):
-        pairs = _split(_tatoeba_pairs(name), split)
+        pairs = split_pairs(_tatoeba_pairs(name), split)
+    elif name == "newstest/rus-eng":
+        pairs = split_pairs(_newstest_pairs(), split)
     elif name.startswith("ted_hrlr/"):
         pairs = _ted_pairs(name, split, data_dir, download)
     elif name == "synthetic":
-        pairs = _split(synthetic_pairs(), split)
+        pairs = split_pairs(synthetic_pairs(), split)
     else:
         raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
     if not as_dataset:
@@ -102,35 +102,27 @@ def load_parallel_corpus(
     return tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
 
 
-def require_split(split: str) -> None:
-    """Raise a ValueError naming the splits unless `split` is one of them."""
-    if split not in SPLITS:
-        raise ValueError(f"Unknown split {split!r}; choose one of {SPLITS}.")
-
-
-def hash_bucket(key: str) -> int:
-    """A number in 0..99 fixed by the text of `key` (its sha256): the same on every machine and run."""
-    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % 100
-
-
-def split_of(source: str) -> str:
-    """The split a source sentence belongs to: a hash of its text, so it never changes."""
-    bucket = hash_bucket(source)
-    if bucket < SPLIT_PERCENT["train"]:
-        return "train"
-    return "validation" if bucket < SPLIT_PERCENT["train"] + SPLIT_PERCENT["validation"] else "test"
-
-
-def _split(pairs: list[tuple[str, str]], split: str) -> list[tuple[str, str]]:
-    return [pair for pair in pairs if split_of(pair[0]) == split]
-
-
 def _tatoeba_pairs(name: str) -> list[tuple[str, str]]:
     if name not in TATOEBA_PAIRS:
         raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
     folder, source_lang = TATOEBA_PAIRS[name]
-    sources = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.{source_lang}"))
-    targets = _read_lines(fetch_file(f"{folder}/tatoeba-test-v2021-08-07.eng"))
+    files = [f"{folder}/tatoeba-test-v2021-08-07.{language}" for language in (source_lang, "eng")]
+    return _aligned(name, *(fetch_file(TATOEBA_DIR, path, TATOEBA_URL, TATOEBA_SHA256[path]) for path in files))
+
+
+def _newstest_pairs() -> list[tuple[str, str]]:
+    """Every year's pairs, each distinct pair once (some sentences recur across years)."""
+    pairs = {}
+    for russian in (path for path in NEWSTEST_SHA256 if path.endswith(".rus")):
+        files = [fetch_file(NEWSTEST_DIR, path, OPUS_MT_TESTSETS_URL, NEWSTEST_SHA256[path])
+                 for path in (russian, russian.removesuffix(".rus") + ".eng")]
+        for source, target in _aligned(russian.removesuffix(".rus"), *files):
+            pairs.setdefault((normalize(source), normalize(target)), (source, target))
+    return list(pairs.values())
+
+
+def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:
+    sources, targets = _read_lines(source_file), _read_lines(target_file)
     if len(sources) != len(targets):
         raise CorpusUnavailableError(f"{name}: {len(sources)} source lines but {len(targets)} target lines.")
     return list(zip(sources, targets))
@@ -138,71 +130,6 @@ def _tatoeba_pairs(name: str) -> list[tuple[str, str]]:
 
 def _read_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
-
-
-def local_data_dir() -> Path | None:
-    """The offline data folder named by TRANSFORMER_BOOK_DATA, or None when it is not set."""
-    root = os.environ.get(DATA_ENV)
-    if not root:
-        return None
-    root = Path(root).expanduser()
-    if not root.is_dir():
-        raise CorpusUnavailableError(f"{DATA_ENV}={root} is not a folder. Point it at the data folder or unset it.")
-    return root
-
-
-def fetch_file(relative_path: str) -> Path:
-    """One pinned Tatoeba file: from TRANSFORMER_BOOK_DATA if set (never downloading), else from the
-    Keras cache, downloading it once. Either way its sha256 is checked."""
-    sha256 = TATOEBA_SHA256[relative_path]
-    url = f"{TATOEBA_URL}/{relative_path}"
-    root = local_data_dir()
-    if root is not None:
-        return local_file(root, f"{TATOEBA_DIR}/{relative_path}", sha256,
-                          remedy=f"Copy the file there (from {url}) or unset {DATA_ENV} to download it.")
-    folder, filename = f"{TATOEBA_DIR}/{relative_path}".rsplit("/", 1)
-    return download(filename, url, sha256, f"datasets/transformer_book/{folder}",
-                    offline_hint=f"a folder holding {TATOEBA_DIR}/{relative_path}")
-
-
-def local_file(root: Path, relative_path: str, sha256: str, remedy: str) -> Path:
-    """`root/relative_path` (root: TRANSFORMER_BOOK_DATA), checked against `sha256`; if it is
-    missing, an error that ends with `remedy` (what to do instead)."""
-    path = root / relative_path
-    if not path.is_file():
-        raise CorpusUnavailableError(
-            f"{DATA_ENV} is set, so nothing is downloaded, but {relative_path} is not in it. {remedy}"
-        )
-    verify_sha256(path, sha256)
-    return path
-
-
-def download(filename: str, url: str, sha256: str, cache_subdir: str, offline_hint: str) -> Path:
-    """`url` in the Keras cache, downloaded once and checked against `sha256` (by Keras, and again
-    here: a cache or a download layer that skips the check cannot hand over another file). A
-    failure names the offline alternative: TRANSFORMER_BOOK_DATA pointing at `offline_hint`."""
-    import keras  # only needed for downloads
-
-    try:
-        path = Path(keras.utils.get_file(filename, origin=url, file_hash=sha256, hash_algorithm="sha256",
-                                         cache_subdir=cache_subdir))
-    except Exception as error:  # network failures come in many types
-        raise CorpusUnavailableError(
-            f"Could not download {url} ({type(error).__name__}: {error}). Check the connection, or set "
-            f"{DATA_ENV} to {offline_hint}."
-        ) from error
-    verify_sha256(path, sha256)
-    return path
-
-
-def verify_sha256(path: Path, expected: str) -> None:
-    """Raise ChecksumError unless the file's sha256 is `expected`."""
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    if actual != expected:
-        raise ChecksumError(
-            f"{path.name} has sha256 {actual}, expected {expected}: the file is damaged or another version. "
-            f"Delete it and download it again, or restore the original copy."
-        )
 
 
 def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[str, str]]:
@@ -236,7 +163,7 @@ def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[st
             raise CorpusUnavailableError(
                 f"ted_hrlr_translate/{pair} is not prepared in {builder.data_dir} and download=False. {alternatives}"
             )
-        reason = _unreachable(TED_URL)
+        reason = unreachable(TED_URL)
         if reason:
             raise CorpusUnavailableError(
                 f"Cannot download ted_hrlr_translate/{pair}: its host does not answer ({TED_URL}: {reason}); "
@@ -269,14 +196,3 @@ def _quiet_builder(name: str, data_dir):
         return builder, builder.is_prepared()
     finally:
         logger.setLevel(level)
-
-
-def _unreachable(url: str, timeout: float = 5.0) -> str | None:
-    """Why `url` cannot be fetched right now (a short message), or None if it answers."""
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
-            return None
-    except urllib.error.HTTPError as error:
-        return f"HTTP {error.code}"
-    except (urllib.error.URLError, OSError) as error:
-        return str(getattr(error, "reason", error))

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from transformer_lib.corpora import CorpusUnavailableError, download, hash_bucket, local_data_dir, local_file, require_split
+from transformer_lib.downloads import CorpusUnavailableError, download, local_data_dir, local_file
+from transformer_lib.splits import hash_bucket, require_split
 from transformer_lib.data import bucket_by_length, ragged_rows
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
