@@ -248,6 +248,19 @@ def test_resuming_with_other_settings_is_refused_naming_the_setting(finished_run
         train_translator(out, epochs=3, **{**RUN, **change})
 
 
+def test_a_run_split_another_way_is_not_reused(finished_run, tmp_path):
+    """A run from before the leak-free splits recorded no split scheme: its test split may hold its
+    training sentences, so neither resuming it nor returning its record is allowed."""
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    settings_file = out / "checkpoints" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    del settings["splits"]
+    settings_file.write_text(json.dumps(settings))
+    with pytest.raises(ValueError, match="holds a run trained with other settings .*splits=None before"):
+        train_translator(out, epochs=2, **RUN)
+
+
 def test_restart_deletes_the_old_run_and_starts_afresh(finished_run, tmp_path):
     out = tmp_path / "copy"
     shutil.copytree(finished_run[0], out)

@@ -56,11 +56,6 @@ TED_LOCAL_SHA256 = {
 
 OPUS_MT_TESTSETS_URL = f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
 NEWSTEST_DIR = "wmt_newstest_rus_eng"
-# sha256sum of every file, shipped with the package (eng-rus: the 2019 and 2020 sets, whose sentences differ)
-NEWSTEST_SHA256 = {path: sha for sha, path in map(str.split, resources.files(__package__).joinpath(
-    "newstest.sha256").read_text(encoding="utf-8").splitlines())}
-
-
 CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
@@ -112,9 +107,12 @@ def _tatoeba_pairs(name: str) -> list[tuple[str, str]]:
 
 def _newstest_pairs() -> list[tuple[str, str]]:
     """Every year's pairs, each distinct pair once (some sentences recur across years)."""
+    # sha256sum of every file, shipped with the package (eng-rus: the 2019 and 2020 sets, whose sentences differ)
+    listing = resources.files(__package__).joinpath("newstest.sha256").read_text(encoding="utf-8")
+    checksums = {path: sha for sha, path in map(str.split, listing.splitlines())}
     pairs = {}
-    for russian in (path for path in NEWSTEST_SHA256 if path.endswith(".rus")):
-        files = [fetch_file(NEWSTEST_DIR, path, OPUS_MT_TESTSETS_URL, NEWSTEST_SHA256[path])
+    for russian in (path for path in checksums if path.endswith(".rus")):
+        files = [fetch_file(NEWSTEST_DIR, path, OPUS_MT_TESTSETS_URL, checksums[path])
                  for path in (russian, russian.removesuffix(".rus") + ".eng")]
         for source, target in _aligned(russian.removesuffix(".rus"), *files):
             pairs.setdefault((normalize(source), normalize(target)), (source, target))

@@ -126,8 +126,8 @@ class Decoder(Stack):
                 encoder output, and the source padding mask `[batch, 1, 1, src_len]`.
         """
         batch = ops.shape(encoder_output)[0]
-        first = self.stack_layers[0]
-        shape = (batch, first.num_heads, max_length, first.d_model // first.num_heads)
+        attention = self.stack_layers[0].self_attention
+        shape = (batch, attention.num_heads, max_length, attention.d_k)
         caches = [(ops.zeros(shape, encoder_output.dtype), ops.zeros(shape, encoder_output.dtype))
                   for _ in self.stack_layers]
         source_kv = [layer.cross_attention.project_key_value(encoder_output, encoder_output)

@@ -22,6 +22,7 @@ from transformer_lib.decoding import Translator
 from transformer_lib.export import FILES, save_translator
 from transformer_lib.machine import describe_machine
 from transformer_lib.model import Transformer, require_preset
+from transformer_lib.splits import SCHEME
 from transformer_lib.training import make_optimizer, train
 
 
@@ -51,7 +52,7 @@ def train_translator(
     history of every epoch, earlier runs' included.
     For mixed precision, set the Keras policy to "mixed_float16" before calling.
     """
-    settings = dict(corpus=corpus, preset=preset, vocab_size=vocab_size, joint_vocab=joint_vocab,
+    settings = dict(corpus=corpus, splits=SCHEME, preset=preset, vocab_size=vocab_size, joint_vocab=joint_vocab,
                     batch_tokens=batch_tokens, max_length=max_length, warmup_steps=warmup_steps,
                     norm_first=norm_first, seed=seed, precision=keras.mixed_precision.global_policy().name)
     out = _prepare_run(Path(out), settings, epochs, restart)

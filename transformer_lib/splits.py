@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 
 SPLITS = ("train", "validation", "test")
+SCHEME = "connected components"  # recorded with a training run: a run split another way is not resumed
 SPLIT_PERCENT = {"train": 90, "validation": 5, "test": 5}
 
 

@@ -71,10 +71,15 @@ def masked_loss(labels, logits, label_smoothing: float = 0.1, tokens=None):
     return ops.sum(per_token * mask) / ops.maximum(ops.sum(mask) if tokens is None else tokens, 1.0)
 
 
+def real_tokens(labels):
+    """1.0 at every real (non-padding) position of `labels`, 0.0 at padding: `[batch, len]` float32."""
+    return ops.cast(ops.not_equal(labels, PAD_ID), "float32")
+
+
 def _per_token_loss(labels, logits, label_smoothing):
     check_token_ids("labels", labels, logits.shape[-1])
     labels = ops.cast(labels, "int32")
-    mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
+    mask = real_tokens(labels)
     log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (batch, len, vocab)
     nll = -ops.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]  # (batch, len)
     uniform = -ops.mean(log_probs, axis=-1)  # cross-entropy against the uniform distribution
@@ -90,7 +95,7 @@ def masked_accuracy(labels, logits, tokens=None):
 def _hits(labels, logits):
     """1.0 where the most likely token is the label (0 at padding), and the non-padding mask."""
     labels = ops.cast(labels, "int32")
-    mask = ops.cast(ops.not_equal(labels, PAD_ID), "float32")
+    mask = real_tokens(labels)
     return ops.cast(ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels), "float32") * mask, mask
 
 
@@ -261,7 +266,7 @@ def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
         replica_evaluation = tf.function(replica_evaluation, jit_compile=True, reduce_retracing=True)
 
     def on_replicas(step, batch):
-        real = strategy.run(lambda b: ops.sum(ops.cast(ops.not_equal(b[1], PAD_ID), "float32")), args=(batch,))
+        real = strategy.run(lambda b: ops.sum(real_tokens(b[1])), args=(batch,))
         tokens = strategy.reduce("sum", real, axis=None)  # real target tokens in the global batch
         loss, accuracy = strategy.run(step, args=(batch, tokens))
         return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
