@@ -50,3 +50,19 @@ def test_the_flop_count_matches_the_models_own_matrix_weights():
     attention = 2 * (2 * 2 * B * L * L * d) + 2 * (2 * 2 * B * L * L * d + 2 * 2 * B * L * L * d)  # 2 enc + 2 dec layers
     assert flops["forward"] - attention == 2 * B * L * kernels
     assert flops["step"] == 3 * flops["forward"]
+
+
+def test_the_recipe_study_runs_at_toy_size_and_records_each_row(tmp_path, capsys):
+    import json
+
+    from benchmarks.recipe_study import RUNS, main as recipe_study
+
+    out = tmp_path / "study.json"
+    result = recipe_study(["--toy", "--epochs", "1", "--only", "center,dropout 0.1", "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    assert [row["name"] for row in result["rows"]] == ["center", "dropout 0.1"]
+    assert result["missing"] == [name for name in RUNS if name not in ("center", "dropout 0.1")]
+    rates = {row["name"]: row["recipe"]["dropout_rate"] for row in result["rows"]}
+    assert rates == {"center": 0.3, "dropout 0.1": 0.1}  # each row changes what it says
+    assert all(0 <= row["val_bleu"] <= 100 and row["minutes"] > 0 and len(row["val_loss"]) == 1 for row in result["rows"])
+    assert "center: val BLEU" in capsys.readouterr().out

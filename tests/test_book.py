@@ -156,3 +156,17 @@ def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_r
     index = notebook["cells"].index(listings[0])
     assert refreshed["cells"][index] == original["cells"][index]  # what a full run stored, exactly
     assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"
+
+
+def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch):
+    import keras
+    import tensorflow as tf
+
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])
+    lines = book.describe_environment().splitlines()
+    assert len(lines) == 3 and "none found" in lines[0] and "Runtime > Change runtime type" in lines[0]
+    assert lines[1] == f"TensorFlow {tf.__version__}" and lines[2] == f"Keras {keras.__version__}"
+    gpu = tf.config.PhysicalDevice("/physical_device:GPU:0", "GPU")
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [gpu, gpu])
+    monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda device: {"device_name": "NVIDIA T4"})
+    assert book.describe_environment().splitlines()[0] == "GPU: NVIDIA T4 and 1 more (training runs on it)."

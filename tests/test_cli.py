@@ -13,7 +13,8 @@ def test_help_lists_every_command_and_option():
     commands = parser._subparsers._group_actions[0].choices
     expected = {
         "train": ["--corpus", "--preset", "--out", "--epochs", "--vocab-size", "--joint-vocab", "--batch-tokens",
-                  "--max-length", "--warmup-steps", "--norm-first", "--mixed-precision", "--xla", "--seed"],
+                  "--max-length", "--warmup-steps", "--warmup-ratio", "--dropout", "--label-smoothing",
+                  "--average-last", "--norm-first", "--mixed-precision", "--xla", "--seed"],
         "translate": ["--model", "--beam-size", "--alpha", "sentences"],
         "evaluate": ["--model", "--corpus", "--split", "--beam-size", "--alpha", "--limit"],
     }
@@ -41,9 +42,17 @@ def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
     summary = main(["train", "--corpus", "synthetic", "--preset", "tiny", "--epochs", "1", "--vocab-size", "400",
                     "--batch-tokens", "4096", "--warmup-steps", "50", "--out", str(out)])
     assert len(summary["history"]["loss"]) == 1 and (out / "model.keras").is_file()
+    assert not summary["joint_vocab"] and summary["dropout_rate"] is None and summary["warmup"] == 50
     assert (out / "checkpoints" / "checkpoint").is_file() and (out / "training.json").is_file()
     capsys.readouterr()
     assert len(main(["translate", "--model", str(out), "сто"])) == 1
+
+
+@pytest.mark.parametrize("option, value", [("--dropout", "1.5"), ("--label-smoothing", "-0.1"), ("--warmup-ratio", "1")])
+def test_rates_outside_0_1_are_rejected_by_the_parser(capsys, option, value):
+    with pytest.raises(SystemExit):
+        main(["train", option, value, "--out", "x"])
+    assert f"argument {option}: expected a" in capsys.readouterr().err
 
 
 def test_unknown_preset_is_rejected_by_the_parser(capsys):

@@ -24,7 +24,8 @@ def synthetic_tokenizers():
 
 @requires_shared_data
 @pytest.mark.parametrize("name, total", [("tatoeba/rus-eng", 19_425), ("tatoeba/por-eng", 13_222),
-                                         ("newstest/rus-eng", 27_810)])  # 27,813 lines, 3 pairs repeated
+                                         ("newstest/rus-eng", 27_810),  # 27,813 lines, 3 pairs repeated
+                                         ("tatoeba+newstest/rus-eng", 19_425 + 27_810)])
 def test_no_sentence_of_either_side_appears_in_two_splits(name, total):
     splits = {split: load_parallel_corpus(name, split) for split in ("train", "validation", "test")}
     assert sum(len(pairs) for pairs in splits.values()) == total
@@ -36,6 +37,35 @@ def test_no_sentence_of_either_side_appears_in_two_splits(name, total):
     assert 0.85 < len(splits["train"]) / total < 0.95
     assert all(0.025 < len(splits[split]) / total < 0.075 for split in ("validation", "test"))
     assert all(s.strip() and t.strip() for pairs in splits.values() for s, t in pairs)
+
+
+@requires_shared_data
+def test_the_combined_corpus_trains_on_no_sentence_of_either_corpus_held_out_splits():
+    combined_train = load_parallel_corpus("tatoeba+newstest/rus-eng", "train")
+    for side in (0, 1):
+        trained = {" ".join(pair[side].split()) for pair in combined_train}
+        for name in ("tatoeba/rus-eng", "newstest/rus-eng"):
+            for split in ("validation", "test"):
+                held_out = {" ".join(pair[side].split()) for pair in load_parallel_corpus(name, split)}
+                assert held_out and not trained & held_out, (name, split, side)
+
+
+def test_a_combined_group_goes_to_the_most_held_out_split_of_its_pairs(monkeypatch):
+    """A news pair that shares a sentence with a Tatoeba test pair leaves training with it, although its
+    own corpus alone would train on it."""
+    from transformer_lib.splits import split_of_key
+
+    train_keys = [f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "train"]
+    test_key = next(f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "test")
+    tatoeba = [(test_key, "A test sentence."), (train_keys[0], "A training sentence.")]
+    news = [(train_keys[1], "A test sentence."), ("Новость.", "News.")]  # shares its target with tatoeba[0]
+    monkeypatch.setattr(corpora, "_tatoeba_pairs", lambda name: tatoeba)
+    monkeypatch.setattr(corpora, "_newstest_pairs", lambda: news)
+    assert news[0] in load_parallel_corpus("newstest/rus-eng", "train")  # alone, it would be trained on
+    combined = {split: load_parallel_corpus("tatoeba+newstest/rus-eng", split) for split in ("train", "validation", "test")}
+    assert news[0] in combined["test"] and tatoeba[0] in combined["test"]
+    assert tatoeba[1] in combined["train"]
+    assert sum(len(pairs) for pairs in combined.values()) == 4
 
 
 def test_pairs_linked_through_a_shared_target_stay_together_whatever_their_order():

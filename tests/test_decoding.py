@@ -157,6 +157,13 @@ def test_attention_weights_cover_every_layer_and_head(tiny):
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
 
 
+def test_attention_weights_of_a_translation_longer_than_max_length_cover_its_first_positions(tiny):
+    """A translation given (or decoded, then re-encoded) can have more pieces than the model has positions."""
+    result = tiny.attention_weights("сто", translation="nine thousand " * 30)
+    assert result["weights"].shape[2] == len(result["target_pieces"]) == tiny.max_length
+    assert result["target_pieces"][:3] == ["<s>", *tiny.target_tokenizer.pieces("nine thousand")[:2]]
+
+
 def test_references_of_repeated_sources_are_grouped():
     sources, streams = group_references([("a", "x"), ("b", "y"), ("a", "z")])
     assert sources == ["a", "b"] and streams == [["x", "y"], ["z", None]]

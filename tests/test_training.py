@@ -1,4 +1,5 @@
 import json
+import shutil
 import math
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 import transformer_lib as tl
+from transformer_lib import selection
 from transformer_lib.training import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss, train
 
 
@@ -190,3 +192,79 @@ def test_training_under_mirrored_strategy_on_two_cpu_devices():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["replicas"] == 2
     assert report["loss"][-1] < report["loss"][0]
+
+
+# --- Keep the best epoch, average the last ones (selection.py) ---
+
+
+def test_training_keeps_the_last_epochs_weights_and_the_best_by_its_score(synthetic_batches, tmp_path):
+    tokenizers, dataset = synthetic_batches
+    scores = iter([3.0, 9.0, 5.0, 4.0])  # epoch 2 is the best
+    model = small_model(tokenizers)
+    history = train(model, dataset, dataset, epochs=4, optimizer=make_optimizer(32, 30), checkpoint_dir=tmp_path,
+                    keep_weights=2, score=lambda m: next(scores), verbose=0)
+    assert history["val_score"] == [3.0, 9.0, 5.0, 4.0]
+    assert selection.kept_epochs(tmp_path) == [3, 4]  # the last two; older ones deleted
+    best = small_model(tokenizers)
+    best((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+    best.load_weights(tmp_path / "weights" / "best.weights.h5")
+    for epoch in (3, 4):
+        other = small_model(tokenizers)
+        other((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+        other.load_weights(selection.epoch_file(tmp_path, epoch))
+        assert any(not np.array_equal(a, b) for a, b in zip(best.get_weights(), other.get_weights()))
+    assert json.loads((tmp_path / "history.json").read_text())["val_score"] == history["val_score"]
+
+
+@pytest.mark.parametrize("history, expected", [
+    ({"epoch": [1, 2, 3], "val_loss": [2.0, 1.5, 1.7]}, 2),
+    ({"epoch": [1, 2, 3], "val_loss": [2.0, 1.5, 1.7], "val_score": [10.0, 11.0, 12.5]}, 3),  # the score wins
+    ({"epoch": [4, 5], "val_loss": [1.0, 0.9]}, 5),
+])
+def test_best_epoch_is_the_highest_score_or_else_the_lowest_loss(history, expected):
+    assert selection.best_epoch(history) == expected
+
+
+def test_best_epoch_needs_validation_results():
+    with pytest.raises(ValueError, match="give train a val_ds"):
+        selection.best_epoch({"epoch": [1], "loss": [2.0]})
+
+
+def constant_weights_files(tokenizers, directory, values):
+    """Weights files of a small model whose every trainable weight is filled with `values[i]`."""
+    model = small_model(tokenizers)
+    model((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+    paths = []
+    for epoch, value in enumerate(values, start=1):
+        for weight in model.trainable_weights:
+            weight.assign(np.full(weight.shape, value, "float32"))
+        paths.append(selection.epoch_file(directory, epoch))
+        paths[-1].parent.mkdir(parents=True, exist_ok=True)
+        model.save_weights(paths[-1])
+    return model, paths
+
+
+def test_averaged_weights_are_the_float64_mean_of_the_files(synthetic_tokenizers, tmp_path):
+    model, paths = constant_weights_files(synthetic_tokenizers, tmp_path, [0.1, 0.2, 0.6])
+    rng = np.random.default_rng(0)
+    model.load_weights(paths[0])
+    for weight in model.trainable_weights:  # random values, so a mean of wrong pairs cannot pass
+        weight.assign(rng.normal(size=weight.shape).astype("float32"))
+    model.save_weights(paths[0])
+    expected = [(np.asarray(w, np.float64) + 0.2 + 0.6) / 3 for w in model.get_weights()[: len(model.trainable_weights)]]
+    selection.average_weights(model, paths)
+    for weight, mean in zip(model.trainable_weights, expected):
+        np.testing.assert_allclose(weight.numpy(), mean, rtol=1e-6, atol=1e-7)
+
+
+def test_select_weights_keeps_the_candidate_that_scores_best(synthetic_tokenizers, tmp_path):
+    model, paths = constant_weights_files(synthetic_tokenizers, tmp_path, [1.0, 2.0, 3.0, 4.0])
+    shutil.copy(paths[0], tmp_path / "weights" / "best.weights.h5")  # epoch 1 was the best
+    target = {"last": 4.0, "best": 1.0, "average": 3.0}  # the average of epochs 2-4 is 3.0
+
+    for wanted, value in target.items():
+        choice = selection.select_weights(model, tmp_path, lambda m: -abs(float(m.trainable_weights[0][0, 0]) - value),
+                                          average_last=3, verbose=False)
+        assert choice["chosen"].startswith(wanted), choice
+        assert float(model.trainable_weights[0][0, 0]) == pytest.approx(value)
+    assert set(choice["scores"]) == {"last (epoch 4)", "best", "average of epochs 2-4"}

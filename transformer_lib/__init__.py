@@ -23,6 +23,7 @@ and what turns it into a translator:
 
     training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train_step, train
     checkpoints                make_checkpoint, resume (the newest intact checkpoint), the epoch history
+    selection            §6.1  keep the best epoch, average the last ones: select_weights, bleu_score
     decoding             §6.1  greedy_decode, beam_search (fixed-shape key/value cache, XLA), Translator
     text_checks                as_text_list, warn_unusual_text (what the translator is given)
     evaluation           §6.1  evaluate_bleu (sacreBLEU)

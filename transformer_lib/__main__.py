@@ -44,6 +44,14 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def rate(text: str) -> float:
+    """argparse type: a number in [0, 1)."""
+    value = non_negative_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
+    return value
+
+
 def output_directory(text: str) -> Path:
     """argparse type: a directory that exists or can be created (not a file)."""
     path = Path(text)
@@ -64,13 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--preset", default="small", choices=["tiny", "small", "base", "big"],
                        help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
     train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
-    train.add_argument("--epochs", type=positive_int, default=30, help="training epochs (default: %(default)s)")
-    train.add_argument("--vocab-size", type=positive_int, default=8000, help="subword vocabulary per language")
+    train.add_argument("--epochs", type=positive_int, default=40, help="training epochs (default: %(default)s)")
+    train.add_argument("--vocab-size", type=positive_int, default=8000, help="subword vocabulary (default: %(default)s)")
     train.add_argument("--joint-vocab", action="store_true",
                        help="one tokenizer for both languages, with shared embeddings (paper §3.4)")
     train.add_argument("--batch-tokens", type=positive_int, default=1024, help="about this many tokens per batch")
     train.add_argument("--max-length", type=sequence_length, default=64, help="longest sentence in tokens")
-    train.add_argument("--warmup-steps", type=positive_int, default=4000, help="learning-rate warm-up (default: the paper's %(default)s)")
+    train.add_argument("--warmup-steps", type=positive_int, default=None,
+                       help="learning-rate warm-up in steps (default: 4000, the paper's)")
+    train.add_argument("--warmup-ratio", type=rate, default=None,
+                       help="warm-up as a share of the run's steps, instead of --warmup-steps")
+    train.add_argument("--dropout", type=rate, default=None, help="dropout rate (default: the preset's)")
+    train.add_argument("--label-smoothing", type=rate, default=0.1, help="label smoothing (default: %(default)s)")
+    train.add_argument("--average-last", type=positive_int, default=5,
+                       help="also try the average of the last N epochs' weights (§6.1) (default: %(default)s)")
     train.add_argument("--norm-first", action="store_true", help="pre-LN instead of the paper's post-LN")
     train.add_argument("--mixed-precision", action="store_true", help="mixed_float16 (on a GPU)")
     train.add_argument("--xla", action="store_true", help="compile the training step with XLA")
@@ -104,7 +119,9 @@ def run_train(args) -> dict:
     return train_translator(
         args.out, corpus=args.corpus, preset=args.preset, epochs=args.epochs, vocab_size=args.vocab_size,
         joint_vocab=args.joint_vocab, batch_tokens=args.batch_tokens, max_length=args.max_length,
-        warmup_steps=args.warmup_steps, norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart,
+        warmup_steps=None if args.warmup_ratio is not None else args.warmup_steps or 4000,
+        warmup_ratio=args.warmup_ratio or 0.1, dropout_rate=args.dropout,
+        label_smoothing=args.label_smoothing, average_last=args.average_last, norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart,
     )
 
 

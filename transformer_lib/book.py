@@ -46,6 +46,22 @@ def describe_run() -> str:
     return f"Run with {mode} on {describe_machine()}."
 
 
+def describe_environment() -> str:
+    """Three lines for the first cell of a chapter that trains: the GPU (or what to do without one),
+    and the TensorFlow and Keras versions."""
+    import keras
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        name = tf.config.experimental.get_device_details(gpus[0]).get("device_name", gpus[0].name)
+        device = f"GPU: {name}" + (f" and {len(gpus) - 1} more" if len(gpus) > 1 else "") + " (training runs on it)."
+    else:
+        device = ("GPU: none found, so training runs on the CPU, many times slower. "
+                  "In Colab: Runtime > Change runtime type > a GPU, then run the chapter again.")
+    return f"{device}\nTensorFlow {tf.__version__}\nKeras {keras.__version__}"
+
+
 def execute(paths: list[str], timeout: int = 3600) -> None:
     """Run chapters top to bottom in a fresh kernel each and store their outputs (`make execute`)."""
     import nbclient

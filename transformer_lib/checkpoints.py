@@ -9,6 +9,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from transformer_lib.selection import keep_epoch_weights
+
 
 def make_checkpoint(model, optimizer, epoch: tf.Variable, iterator) -> tf.train.Checkpoint:
     """What a resumed run needs to continue exactly: weights, optimizer state (moments, step count),
@@ -35,6 +37,16 @@ def resume(checkpoint: tf.train.Checkpoint, directory: Path, max_to_keep: int, e
     if verbose:
         print(f"Resumed from {Path(resumed).name}: {epochs_done} epoch(s) done.")
     return manager, read_history(directory, epochs_done, empty_history)
+
+
+def save_epoch(manager: tf.train.CheckpointManager, model, history: dict, keep_weights: int = 0) -> None:
+    """After an epoch: a checkpoint numbered by the epoch, the weights `selection` keeps (the last
+    `keep_weights` epochs' and the best one's), and the history of every epoch so far."""
+    directory = Path(manager.directory)
+    manager.save(checkpoint_number=history["epoch"][-1])
+    if keep_weights:
+        keep_epoch_weights(model, directory, history, keep_weights)
+    write_history(directory, history)
 
 
 HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every epoch they hold

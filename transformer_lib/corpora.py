@@ -11,6 +11,11 @@
 - ``"newstest/rus-eng"``: the WMT news test sets 2012-2020 Russian-English (27,810 distinct pairs of
   newspaper sentences, about 20 words each), from the same pinned commit of OPUS-MT-testsets. Also
   published as test sets: say so wherever a score of a model trained on them is reported.
+- ``"tatoeba+newstest/rus-eng"``: both Russian-English corpora together. Its splits keep both
+  corpora's held-out pairs held out: the pairs are grouped over the union (a news sentence that is
+  also a Tatoeba sentence joins their groups), and a group goes to the most held-out split any of its
+  pairs has in its own corpus (test before validation before train). So a model trained on it never
+  sees a sentence of Tatoeba's (or the news sets') validation or test split.
 - ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
   words, generated in code (`synthetic.py`): a real (tiny) translation task with no data to fetch.
 
@@ -28,7 +33,7 @@ import tensorflow as tf
 from transformer_lib.downloads import (  # noqa: F401 (DATA_ENV and the errors are part of this module's API)
     DATA_ENV, ChecksumError, CorpusUnavailableError, fetch_file, local_data_dir, unreachable, verify_sha256,
 )
-from transformer_lib.splits import normalize, require_split, split_pairs
+from transformer_lib.splits import SPLITS, connected_groups, normalize, require_split, split_pairs
 from transformer_lib.synthetic import synthetic_pairs
 
 TATOEBA_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
@@ -56,7 +61,8 @@ TED_LOCAL_SHA256 = {
 
 OPUS_MT_TESTSETS_URL = f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
 NEWSTEST_DIR = "wmt_newstest_rus_eng"
-CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+COMBINED = "tatoeba+newstest/rus-eng"
+CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
 def load_parallel_corpus(
@@ -85,6 +91,8 @@ def load_parallel_corpus(
         pairs = split_pairs(_tatoeba_pairs(name), split)
     elif name == "newstest/rus-eng":
         pairs = split_pairs(_newstest_pairs(), split)
+    elif name == COMBINED:
+        pairs = _combined_split(split)
     elif name.startswith("ted_hrlr/"):
         pairs = _ted_pairs(name, split, data_dir, download)
     elif name == "synthetic":
@@ -117,6 +125,20 @@ def _newstest_pairs() -> list[tuple[str, str]]:
         for source, target in _aligned(russian.removesuffix(".rus"), *files):
             pairs.setdefault((normalize(source), normalize(target)), (source, target))
     return list(pairs.values())
+
+
+def _combined_split(split: str) -> list[tuple[str, str]]:
+    """Tatoeba's and the news sets' pairs of `split` in the combined corpus (see the module's docstring)."""
+    held_out = {"train": 0, "validation": 1, "test": 2}
+    labelled = [(pair, own) for _, pairs in (("tatoeba/rus-eng", _tatoeba_pairs("tatoeba/rus-eng")),
+                                                  ("newstest/rus-eng", _newstest_pairs()))
+                for own in SPLITS for pair in split_pairs(pairs, own)]
+    keys = connected_groups([pair for pair, _ in labelled])
+    group_split: dict[str, str] = {}
+    for key, (_, own) in zip(keys, labelled):
+        if held_out[own] > held_out[group_split.get(key, "train")]:
+            group_split[key] = own
+    return [pair for key, (pair, _) in zip(keys, labelled) if group_split.get(key, "train") == split]
 
 
 def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:

@@ -264,11 +264,12 @@ class Translator:
         """
         translation = self(text, beam_size=1) if translation is None else translation
         sources = self.encode_sources([text])
-        target = np.array([[START_ID, *self.target_tokenizer.encode(translation), END_ID]], np.int32)
+        ids = self.target_tokenizer.encode(translation)[: self.max_length - 1]  # re-encoded text can come out longer
+        target = np.array([[START_ID, *ids, END_ID]], np.int32)
         encoder_output = self.model.encoder(sources, training=False)
         _, weights = self.model.decoder(target[:, :-1], encoder_output, sources, training=False)
         return {
             "source_pieces": ["<s>", *self.source_tokenizer.pieces(text), "</s>"][: sources.shape[1]],
-            "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)],
+            "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)][: target.shape[1] - 1],
             "weights": np.stack([np.asarray(w[0]) for w in weights]),
         }

@@ -18,7 +18,7 @@ import tensorflow as tf
 from keras import ops
 
 from transformer_lib._checks import check_token_ids, require_positive_int, require_rate
-from transformer_lib.checkpoints import make_checkpoint, resume, write_history
+from transformer_lib.checkpoints import make_checkpoint, resume, save_epoch
 from transformer_lib.tokenizer import PAD_ID
 
 
@@ -152,6 +152,8 @@ def train(
     label_smoothing: float = 0.1,
     checkpoint_dir: str | Path | None = None,
     max_to_keep: int = 3,
+    keep_weights: int = 0,
+    score=None,
     strategy: tf.distribute.Strategy | None = None,
     jit_compile: bool = False,
     verbose: int = 1,
@@ -170,22 +172,26 @@ def train(
         checkpoint_dir: a checkpoint after every epoch (the last `max_to_keep` kept); a later
             call with the same folder resumes exactly (see `checkpoints.make_checkpoint`), from the
             newest checkpoint that reads back whole.
+        keep_weights: keep the weights of the last `keep_weights` epochs and of the best one in
+            `checkpoint_dir/weights`, for `selection.select_weights`.
+        score: `score(model) -> float`, higher is better (e.g. `selection.bleu_score`): after each
+            validation, `val_score` in the history; it defines "best" (default: lowest `val_loss`).
         strategy: a `tf.distribute` strategy; default: the current one, so the same call runs on
             a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
         jit_compile: compile the training step with XLA.
         verbose: 1 shows a progress bar per epoch, 0 is silent.
 
     Returns:
-        History as data, for plotting: lists `epoch`, `loss`, `accuracy`, `seconds`, and
-        `val_loss`, `val_accuracy` when `val_ds` is given, one entry per epoch: those of earlier
-        runs too when it resumes (kept in `checkpoint_dir/history.json`).
+        History as data, for plotting: lists `epoch`, `loss`, `accuracy`, `seconds`, with `val_ds`
+        `val_loss`, `val_accuracy` (and `val_score`), one entry per epoch, earlier runs' included
+        when it resumes (kept in `checkpoint_dir/history.json`).
     """
     require_positive_int("epochs", epochs)
     steps = _known_length(train_ds)
     strategy = strategy or tf.distribute.get_strategy()
     optimizer = _prepared_optimizer(model, optimizer, strategy)
     epoch, iterator, checkpoint = _training_state(model, optimizer, train_ds, strategy)
-    validation = ("val_loss", "val_accuracy") if val_ds is not None else ()
+    validation = ("val_loss", "val_accuracy", *(("val_score",) if score else ())) if val_ds is not None else ()
     history = {name: [] for name in ("epoch", "loss", "accuracy", "seconds", *validation)}
     manager = None
     if checkpoint_dir is not None:
@@ -195,12 +201,15 @@ def train(
         if verbose:
             print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
         results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose)
+        if "val_score" in history:
+            results["val_score"] = float(score(model))
+            if verbose:
+                print(f"  val_score {results['val_score']:.2f}")
         for name, value in {"epoch": int(epoch.numpy()) + 1, **results}.items():
             history[name].append(value)
         epoch.assign_add(1)
         if manager is not None:
-            manager.save(checkpoint_number=int(epoch.numpy()))
-            write_history(Path(checkpoint_dir), history)
+            save_epoch(manager, model, history, keep_weights if val_ds is not None else 0)
     return history
 
 

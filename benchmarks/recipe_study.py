@@ -1,0 +1,166 @@
+"""Which recipe suits 17,000 short sentence pairs? Short runs, one choice changed at a time.
+
+    python -m benchmarks.recipe_study [--workers 2] [--epochs 8] [--out benchmarks/recipe_study.json]
+
+Every run is the first 8 epochs of a 40-epoch run (its warm-up of 1,000 steps is 10% of 40 epochs
+of about 240 updates), with the same seed, on the Tatoeba rus-eng training split, scored on its
+*validation* split (never the test split): sacreBLEU with beam search (beam 4, alpha 0.6), plus the
+validation loss of each epoch. Row "center" is the recipe under test; every other row changes one
+choice of it ("paper" changes them all back to the paper's WMT recipe, which chapter 7 used first).
+"+ news" trains on Tatoeba and the WMT news sets together for as many updates as "center" makes, so
+it costs about the same minutes. Runs go `--workers` at a time, each on (cores / workers) threads;
+the record names the machine and the minutes of each run, and lists the rows that did not finish.
+Chapter 7 renders the table. Not part of `make bench`: it takes about an hour on a 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
+
+CENTER = dict(corpus="tatoeba/rus-eng", joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup=1000,
+              label_smoothing=0.1, num_layers=4, d_model=128, num_heads=8, dff=512)
+PAPER = dict(joint_vocab=False, vocab_size=8000, dropout_rate=0.1, warmup=4000)
+# name: (what changes, the change to CENTER)
+RUNS = {
+    "paper": ("the paper's WMT recipe: separate 8k vocabularies, dropout 0.1, warm-up 4000", PAPER),
+    "center": ("joint 4k vocabulary + shared embeddings, dropout 0.3, warm-up 1,000", {}),
+    "separate": ("separate 4k vocabularies, no sharing", dict(joint_vocab=False)),
+    "joint 2k": ("joint vocabulary of 2,000 pieces", dict(vocab_size=2000)),
+    "joint 8k": ("joint vocabulary of 8,000 pieces", dict(vocab_size=8000)),
+    "dropout 0.1": ("dropout 0.1", dict(dropout_rate=0.1)),
+    "warm-up 4000": ("warm-up 4,000 steps (the paper's)", dict(warmup=4000)),
+    "smoothing 0.2": ("label smoothing 0.2", dict(label_smoothing=0.2)),
+    "wide": ("3 layers of width 256 (dff 1024) instead of 4 of 128", dict(num_layers=3, d_model=256, dff=1024)),
+    "+ news": ("Tatoeba + WMT news, same number of updates", dict(corpus="tatoeba+newstest/rus-eng")),
+}
+# --toy: the same code at toy sizes on the synthetic corpus, for the test suite (its numbers mean nothing)
+TOY = dict(corpus="synthetic", vocab_size=400, num_layers=1, d_model=32, num_heads=2, dff=64, warmup=20)
+SLOW_FIRST = ["wide", "+ news", "paper", "joint 8k"]  # long runs start first, so the workers end together
+
+
+def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
+    """Train and score one row of the study; returns its record."""
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
+    import keras
+
+    import transformer_lib as tl
+
+    recipe = {**CENTER, **RUNS[name][1], **(TOY if toy else {})}
+    center = {**CENTER, **(TOY if toy else {})}
+    keras.utils.set_random_seed(0)
+    train_pairs = tl.load_parallel_corpus(recipe["corpus"], "train")
+    val_pairs = tl.load_parallel_corpus(center["corpus"], "validation")
+    tokenizers = tl.train_tokenizers(train_pairs, recipe["vocab_size"], joint=recipe["joint_vocab"])
+    train_ds = tl.make_batches(train_pairs, tokenizers, batch_tokens=1024, max_length=64, verbose=False)
+    val_ds = tl.make_batches(val_pairs, tokenizers, batch_tokens=1024, max_length=64, shuffle=False, verbose=False)
+    steps = center_steps(epochs) if recipe["corpus"] != center["corpus"] else int(train_ds.cardinality()) * epochs
+    if recipe["corpus"] != center["corpus"]:  # same updates as "center": one pass over part of the bigger corpus
+        train_ds = train_ds.repeat().take(steps).apply(tf.data.experimental.assert_cardinality(steps))
+        epochs = 1
+    warmup = recipe["warmup"]
+    sizes = {k: recipe[k] for k in ("num_layers", "d_model", "num_heads", "dff", "dropout_rate")}
+    model = tl.Transformer(**sizes, input_vocab_size=tokenizers[0].vocab_size, target_vocab_size=tokenizers[1].vocab_size,
+                           max_length=64, share_embeddings=recipe["joint_vocab"])
+    start = time.perf_counter()
+    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=tl.make_optimizer(recipe["d_model"], warmup),
+                       label_smoothing=recipe["label_smoothing"], verbose=0)
+    train_minutes = (time.perf_counter() - start) / 60
+    score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=64), val_pairs, verbose=False)
+    return {"name": name, "change": RUNS[name][0], "recipe": recipe, "updates": steps, "warmup_steps": warmup,
+            "parameters": tl.count_parameters(model), "val_bleu": round(score["bleu"], 2),
+            "val_chrf": round(score["chrf"], 2), "val_loss": [round(v, 4) for v in history["val_loss"]],
+            "train_minutes": round(train_minutes, 2), "minutes": round((time.perf_counter() - start) / 60, 2),
+            "threads": threads, "bleu_signature": score["bleu_signature"]}
+
+
+def center_steps(epochs: int) -> int:
+    """How many updates "center" makes in `epochs` epochs (its batches per epoch, times epochs)."""
+    import transformer_lib as tl
+
+    pairs = tl.load_parallel_corpus(CENTER["corpus"], "train")
+    tokenizers = tl.train_tokenizers(pairs, CENTER["vocab_size"], joint=CENTER["joint_vocab"])
+    return int(tl.make_batches(pairs, tokenizers, batch_tokens=1024, max_length=64, verbose=False).cardinality()) * epochs
+
+
+def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:
+    """Run the rows `workers` at a time, each in its own process; write the table to `out`."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    order = [n for n in SLOW_FIRST if n in names] + [n for n in names if n not in SLOW_FIRST]
+    waiting, running, rows = list(order), {}, {}
+    start = time.perf_counter()
+    while waiting or running:
+        while waiting and len(running) < workers:
+            name = waiting.pop(0)
+            command = [sys.executable, "-m", "benchmarks.recipe_study", "--run", name, "--epochs", str(epochs),
+                       "--threads", str(threads), *(["--toy"] if toy else [])]
+            running[name] = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        time.sleep(5)
+        for name, process in list(running.items()):
+            if process.poll() is not None:
+                output = process.communicate()[0]
+                del running[name]
+                if process.returncode != 0:  # the other rows go on; this one is reported, not hidden
+                    print(f"{name:>14}: FAILED (exit {process.returncode}); its traceback is above", flush=True)
+                    continue
+                rows[name] = json.loads(output.strip().splitlines()[-1])
+                print(f"{name:>14}: val BLEU {rows[name]['val_bleu']:5.2f}  ({rows[name]['minutes']:.1f} min)", flush=True)
+                _write(out, epochs, workers, start, rows)
+    return _write(out, epochs, workers, start, rows)
+
+
+def _write(out: Path, epochs: int, workers: int, start: float, rows: dict) -> dict:
+    """The table so far, written to `out` (after every finished row, so a crash loses no result)."""
+    from transformer_lib.machine import describe_machine
+
+    result = {"what": __doc__.split("\n\n")[0], "epochs": epochs, "workers": workers,
+              "machine": describe_machine(), "cpu": _cpu_name(), "total_minutes": round((time.perf_counter() - start) / 60, 1),
+              "center": CENTER, "rows": [rows[n] for n in RUNS if n in rows], "missing": [n for n in RUNS if n not in rows]}
+    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    return result
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", choices=list(RUNS), help="run one row and print its record (used by the workers)")
+    parser.add_argument("--only", help="comma-separated rows to run (default: all)")
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--toy", action="store_true", help="toy sizes on the synthetic corpus (for the tests)")
+    args = parser.parse_args(argv)
+    if args.run:
+        print(json.dumps(run_one(args.run, args.epochs, args.threads, args.toy)))
+        return
+    names = args.only.split(",") if args.only else list(RUNS)
+    unknown = sorted(set(names) - set(RUNS))
+    if unknown:
+        parser.error(f"unknown rows {unknown}; choose from {list(RUNS)}")
+    return run_all(names, args.epochs, args.workers, args.out, args.toy)
+
+
+if __name__ == "__main__":
+    main()
