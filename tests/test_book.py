@@ -170,3 +170,10 @@ def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch
     monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [gpu, gpu])
     monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda device: {"device_name": "NVIDIA T4"})
     assert book.describe_environment().splitlines()[0] == "GPU: NVIDIA T4 and 1 more (training runs on it)."
+
+
+def test_stored_warnings_name_library_files_from_the_repository():
+    text = f"{book.LIBRARY_ROOT}transformer_lib/evaluation.py:41: UserWarning: 1 sentence(s) longer\n"
+    assert book.relative_library_paths(text) == "transformer_lib/evaluation.py:41: UserWarning: 1 sentence(s) longer\n"
+    settled = book.settle_streams([{"output_type": "stream", "name": "stderr", "text": text}])
+    assert book.LIBRARY_ROOT not in settled[0]["text"] and settled[0]["text"].startswith("transformer_lib/")

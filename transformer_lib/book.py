@@ -99,8 +99,17 @@ def settle_streams(outputs: list) -> list:
             settled.append(output)
     for output in settled:
         if output.get("output_type") == "stream":
-            output["text"] = settle_terminal_text(output["text"])
+            output["text"] = relative_library_paths(settle_terminal_text(output["text"]))
     return settled
+
+
+LIBRARY_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the folder holding transformer_lib
+
+
+def relative_library_paths(text: str, root: str = LIBRARY_ROOT) -> str:
+    """`text` with the library's files named from the repository (`transformer_lib/evaluation.py`):
+    a warning's location then names no folder of the machine the chapter ran on."""
+    return text.replace(root, "")
 
 
 def _drop_live_widgets(notebook) -> None:
