@@ -43,6 +43,7 @@ def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
                     "--batch-tokens", "4096", "--warmup-steps", "50", "--out", str(out)])
     assert len(summary["history"]["loss"]) == 1 and (out / "model.keras").is_file()
     assert not summary["joint_vocab"] and summary["dropout_rate"] is None and summary["warmup"] == 50
+    assert summary["weights"]["chosen"] in summary["weights"]["scores"] and len(summary["history"]["val_score"]) == 1
     assert (out / "checkpoints" / "checkpoint").is_file() and (out / "training.json").is_file()
     capsys.readouterr()
     assert len(main(["translate", "--model", str(out), "сто"])) == 1
@@ -53,6 +54,13 @@ def test_rates_outside_0_1_are_rejected_by_the_parser(capsys, option, value):
     with pytest.raises(SystemExit):
         main(["train", option, value, "--out", "x"])
     assert f"argument {option}: expected a" in capsys.readouterr().err
+
+
+def test_warm_up_given_twice_is_refused(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["train", "--warmup-steps", "100", "--warmup-ratio", "0.1", "--out", str(tmp_path / "x")])
+    assert "give --warmup-steps or --warmup-ratio, not both" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()  # refused before any work
 
 
 def test_unknown_preset_is_rejected_by_the_parser(capsys):

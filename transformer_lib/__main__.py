@@ -114,6 +114,8 @@ def run_train(args) -> dict:
 
     from transformer_lib.recipe import train_translator
 
+    if args.warmup_steps is not None and args.warmup_ratio is not None:
+        raise ValueError("give --warmup-steps or --warmup-ratio, not both (the warm-up is one or the other)")
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_float16")
     return train_translator(
