@@ -1,7 +1,7 @@
 """Speed and memory measurements for the book's performance appendix; ratios are measured side by
 side in one run, never asserted as timings in tests.
 
-The two helpers every benchmark uses live here.
+The helpers every benchmark uses live here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,20 @@ def _wait(outputs) -> None:
     for tensor in tf.nest.flatten(outputs, expand_composites=True):  # embedding gradients are IndexedSlices
         if hasattr(tensor, "numpy"):
             tensor.numpy()  # on a CPU this shares the tensor's memory: no copy
+
+
+def processor() -> str:
+    """The CPU model name from /proc/cpuinfo (Linux), else what `platform` knows."""
+    import platform
+    from pathlib import Path
+
+    try:
+        for text in Path("/proc/cpuinfo").read_text().splitlines():
+            if text.startswith("model name"):
+                return text.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def load_average() -> list[float] | None:

@@ -81,13 +81,13 @@ def versions() -> dict:
 def run(config: dict, log=print) -> dict:
     """Run every benchmark with `config` (FULL or TOY) and return all the numbers."""
     import transformer_lib as tl
-    from benchmarks import decode_speed, limit, load_average, memory, padding, throughput
+    from benchmarks import decode_speed, limit, load_average, memory, padding, processor, throughput
     from transformer_lib.machine import describe_machine
 
     started = time.perf_counter()
     sections = {}  # seconds per section, to see where the run's time goes
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "machine": describe_machine(), "processor": _processor(), "cpu_count": os.cpu_count(),
+               "machine": describe_machine(), "processor": processor(), "cpu_count": os.cpu_count(),
                "load_average_at_start": load_average(),
                "versions": versions(), "config": config}
 
@@ -206,17 +206,6 @@ def format_table(results: dict) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     line = lambda r: "  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
-
-
-def _processor() -> str:
-    """The CPU model name from /proc/cpuinfo (Linux), else what `platform` knows."""
-    try:
-        for text in Path("/proc/cpuinfo").read_text().splitlines():
-            if text.startswith("model name"):
-                return text.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> dict:

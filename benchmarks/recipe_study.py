@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import processor
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
 
 CENTER = dict(corpus="tatoeba/rus-eng", joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup=1000,
@@ -55,29 +57,27 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
+    from transformer_lib.recipe import training_data
 
     recipe = {**CENTER, **RUNS[name][1], **(TOY if toy else {})}
     center = {**CENTER, **(TOY if toy else {})}
     keras.utils.set_random_seed(0)
-    train_pairs = tl.load_parallel_corpus(recipe["corpus"], "train")
     val_pairs = tl.load_parallel_corpus(center["corpus"], "validation")
-    tokenizers = tl.train_tokenizers(train_pairs, recipe["vocab_size"], joint=recipe["joint_vocab"])
-    train_ds = tl.make_batches(train_pairs, tokenizers, batch_tokens=1024, max_length=64, verbose=False)
-    val_ds = tl.make_batches(val_pairs, tokenizers, batch_tokens=1024, max_length=64, shuffle=False, verbose=False)
+    tokenizers, train_ds, val_ds = training_data(recipe["corpus"], val_pairs, recipe["vocab_size"], recipe["joint_vocab"],
+                                                 batch_tokens=1024, max_length=64, verbose=False)
     steps = center_steps(epochs) if recipe["corpus"] != center["corpus"] else int(train_ds.cardinality()) * epochs
     if recipe["corpus"] != center["corpus"]:  # same updates as "center": one pass over part of the bigger corpus
         train_ds = train_ds.repeat().take(steps).apply(tf.data.experimental.assert_cardinality(steps))
         epochs = 1
-    warmup = recipe["warmup"]
     sizes = {k: recipe[k] for k in ("num_layers", "d_model", "num_heads", "dff", "dropout_rate")}
     model = tl.Transformer(**sizes, input_vocab_size=tokenizers[0].vocab_size, target_vocab_size=tokenizers[1].vocab_size,
                            max_length=64, share_embeddings=recipe["joint_vocab"])
     start = time.perf_counter()
-    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=tl.make_optimizer(recipe["d_model"], warmup),
+    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=tl.make_optimizer(recipe["d_model"], recipe["warmup"]),
                        label_smoothing=recipe["label_smoothing"], verbose=0)
     train_minutes = (time.perf_counter() - start) / 60
     score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=64), val_pairs, verbose=False)
-    return {"name": name, "change": RUNS[name][0], "recipe": recipe, "updates": steps, "warmup_steps": warmup,
+    return {"name": name, "change": RUNS[name][0], "recipe": recipe, "updates": steps, "warmup_steps": recipe["warmup"],
             "parameters": tl.count_parameters(model), "val_bleu": round(score["bleu"], 2),
             "val_chrf": round(score["chrf"], 2), "val_loss": [round(v, 4) for v in history["val_loss"]],
             "train_minutes": round(train_minutes, 2), "minutes": round((time.perf_counter() - start) / 60, 2),
@@ -124,22 +124,10 @@ def _write(out: Path, epochs: int, workers: int, start: float, rows: dict) -> di
     from transformer_lib.machine import describe_machine
 
     result = {"what": __doc__.split("\n\n")[0], "epochs": epochs, "workers": workers,
-              "machine": describe_machine(), "cpu": _cpu_name(), "total_minutes": round((time.perf_counter() - start) / 60, 1),
+              "machine": describe_machine(), "cpu": processor(), "total_minutes": round((time.perf_counter() - start) / 60, 1),
               "center": CENTER, "rows": [rows[n] for n in RUNS if n in rows], "missing": [n for n in RUNS if n not in rows]}
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     return result
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def main(argv=None) -> None:

@@ -268,3 +268,20 @@ def test_select_weights_keeps_the_candidate_that_scores_best(synthetic_tokenizer
         assert choice["chosen"].startswith(wanted), choice
         assert float(model.trainable_weights[0][0, 0]) == pytest.approx(value)
     assert set(choice["scores"]) == {"last (epoch 4)", "best", "average of epochs 2-4"}
+
+
+def test_kept_epochs_are_in_numeric_order_past_epoch_999(tmp_path):
+    for epoch in (1000, 998, 999):
+        path = selection.epoch_file(tmp_path, epoch)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    assert selection.kept_epochs(tmp_path) == [998, 999, 1000]
+
+
+@pytest.mark.parametrize("options", [dict(keep_weights=2), dict(score=lambda model: 1.0),
+                                     dict(keep_weights=2, with_val=True)])
+def test_keeping_or_scoring_epochs_without_what_they_need_is_refused(synthetic_batches, options):
+    tokenizers, dataset = synthetic_batches
+    val_ds = dataset if options.pop("with_val", False) else None  # the last case lacks checkpoint_dir
+    with pytest.raises(ValueError, match="keep_weights and score judge epochs on val_ds"):
+        train(small_model(tokenizers), dataset, val_ds, epochs=1, verbose=0, **options)

@@ -116,14 +116,15 @@ def run_train(args) -> dict:
 
     if args.warmup_steps is not None and args.warmup_ratio is not None:
         raise ValueError("give --warmup-steps or --warmup-ratio, not both (the warm-up is one or the other)")
+    warmup = (dict(warmup_steps=None, warmup_ratio=args.warmup_ratio) if args.warmup_ratio is not None
+              else {} if args.warmup_steps is None else dict(warmup_steps=args.warmup_steps))
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_float16")
     return train_translator(
         args.out, corpus=args.corpus, preset=args.preset, epochs=args.epochs, vocab_size=args.vocab_size,
         joint_vocab=args.joint_vocab, batch_tokens=args.batch_tokens, max_length=args.max_length,
-        warmup_steps=None if args.warmup_ratio is not None else args.warmup_steps or 4000,
-        warmup_ratio=args.warmup_ratio or 0.1, dropout_rate=args.dropout,
-        label_smoothing=args.label_smoothing, average_last=args.average_last, norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart,
+        dropout_rate=args.dropout, label_smoothing=args.label_smoothing, average_last=args.average_last,
+        norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart, **warmup,
     )
 
 

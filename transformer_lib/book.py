@@ -88,7 +88,8 @@ def settle_terminal_text(text: str) -> str:
 
 def settle_streams(outputs: list) -> list:
     """Join each run of consecutive outputs to one stream (stdout or stderr), as a terminal would
-    show them, and keep only the final state of every redrawn line (`settle_terminal_text`)."""
+    show them, keep only the final state of every redrawn line (`settle_terminal_text`), and name
+    library files from the repository (`relative_library_paths`)."""
     settled = []
     for output in outputs:
         previous = settled[-1] if settled else None

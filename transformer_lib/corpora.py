@@ -33,7 +33,7 @@ import tensorflow as tf
 from transformer_lib.downloads import (  # noqa: F401 (DATA_ENV and the errors are part of this module's API)
     DATA_ENV, ChecksumError, CorpusUnavailableError, fetch_file, local_data_dir, unreachable, verify_sha256,
 )
-from transformer_lib.splits import SPLITS, connected_groups, normalize, require_split, split_pairs
+from transformer_lib.splits import SPLITS, connected_groups, normalize, require_split, split_of_key, split_pairs
 from transformer_lib.synthetic import synthetic_pairs
 
 TATOEBA_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
@@ -129,16 +129,15 @@ def _newstest_pairs() -> list[tuple[str, str]]:
 
 def _combined_split(split: str) -> list[tuple[str, str]]:
     """Tatoeba's and the news sets' pairs of `split` in the combined corpus (see the module's docstring)."""
-    held_out = {"train": 0, "validation": 1, "test": 2}
-    labelled = [(pair, own) for _, pairs in (("tatoeba/rus-eng", _tatoeba_pairs("tatoeba/rus-eng")),
-                                                  ("newstest/rus-eng", _newstest_pairs()))
-                for own in SPLITS for pair in split_pairs(pairs, own)]
-    keys = connected_groups([pair for pair, _ in labelled])
+    pairs, own_splits = [], []
+    for corpus in (_tatoeba_pairs("tatoeba/rus-eng"), _newstest_pairs()):
+        pairs += corpus
+        own_splits += [split_of_key(key) for key in connected_groups(corpus)]  # as the corpus alone splits it
+    keys = connected_groups(pairs)
     group_split: dict[str, str] = {}
-    for key, (_, own) in zip(keys, labelled):
-        if held_out[own] > held_out[group_split.get(key, "train")]:
-            group_split[key] = own
-    return [pair for key, (pair, _) in zip(keys, labelled) if group_split.get(key, "train") == split]
+    for key, own in zip(keys, own_splits):  # SPLITS runs from train to test: the later, the more held out
+        group_split[key] = max(group_split.get(key, "train"), own, key=SPLITS.index)
+    return [pair for pair, key in zip(pairs, keys) if group_split[key] == split]
 
 
 def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:

@@ -74,7 +74,7 @@ def train_translator(
         return finished  # nothing left to train: neither tokenizers nor model are made again
     keras.utils.set_random_seed(seed)
     val_pairs = load_parallel_corpus(corpus, "validation")
-    tokenizers, train_ds, val_ds = _data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed, verbose)
+    tokenizers, train_ds, val_ds = training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed, verbose)
     sizes = {} if dropout_rate is None else {"dropout_rate": dropout_rate}
     model = Transformer.from_preset(preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size, max_length=max_length,
                                     norm_first=norm_first, share_embeddings=joint_vocab, **sizes)
@@ -99,7 +99,7 @@ def train_translator(
     return summary
 
 
-def _data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed, verbose):
+def training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed=0, verbose=True):
     """Tokenizers trained on the corpus's train split, its training batches and the validation batches."""
     train_pairs = load_parallel_corpus(corpus, "train")
     tokenizers = train_tokenizers(train_pairs, vocab_size, joint=joint_vocab)

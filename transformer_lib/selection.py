@@ -45,15 +45,16 @@ def keep_epoch_weights(model, directory: Path, history: dict, keep: int) -> None
     path = epoch_file(directory, epoch)
     path.parent.mkdir(parents=True, exist_ok=True)
     model.save_weights(path)
-    for old in sorted(path.parent.glob("epoch-*.weights.h5"))[:-keep]:
-        old.unlink()
+    for old in kept_epochs(directory)[:-keep]:
+        epoch_file(directory, old).unlink()
     if best_epoch(history) == epoch:
         model.save_weights(path.parent / BEST)
 
 
 def kept_epochs(directory: Path) -> list[int]:
     """The epochs whose weights are kept in `directory`, oldest first."""
-    return sorted(int(p.name[6:9]) for p in (Path(directory) / WEIGHTS_DIR).glob("epoch-*.weights.h5"))
+    files = (Path(directory) / WEIGHTS_DIR).glob("epoch-*.weights.h5")
+    return sorted(int(path.name.removeprefix("epoch-").removesuffix(".weights.h5")) for path in files)
 
 
 def average_weights(model, paths: list[Path]) -> None:

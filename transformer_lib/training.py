@@ -187,6 +187,9 @@ def train(
         when it resumes (kept in `checkpoint_dir/history.json`).
     """
     require_positive_int("epochs", epochs)
+    if (keep_weights or score is not None) and (val_ds is None or (keep_weights and checkpoint_dir is None)):
+        raise ValueError("keep_weights and score judge epochs on val_ds (and keep_weights writes into "
+                         "checkpoint_dir): give those too, or leave keep_weights and score out.")
     steps = _known_length(train_ds)
     strategy = strategy or tf.distribute.get_strategy()
     optimizer = _prepared_optimizer(model, optimizer, strategy)
@@ -209,7 +212,7 @@ def train(
             history[name].append(value)
         epoch.assign_add(1)
         if manager is not None:
-            save_epoch(manager, model, history, keep_weights if val_ds is not None else 0)
+            save_epoch(manager, model, history, keep_weights)
     return history
 
 
