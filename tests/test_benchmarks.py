@@ -1,5 +1,7 @@
 """The benchmark scripts at toy size, so that they cannot rot (their real runs are not tests)."""
 
+import pytest
+
 from benchmarks.decode_speed import main as decode_speed
 from benchmarks.padding import main as padding
 
@@ -66,3 +68,81 @@ def test_the_recipe_study_runs_at_toy_size_and_records_each_row(tmp_path, capsys
     assert rates == {"center": 0.3, "dropout 0.1": 0.1}  # each row changes what it says
     assert all(0 <= row["val_bleu"] <= 100 and row["minutes"] > 0 and len(row["val_loss"]) == 1 for row in result["rows"])
     assert "center: val BLEU" in capsys.readouterr().out
+
+
+def test_the_training_clock_leaves_the_scoring_out_and_stops_at_the_target(monkeypatch):
+    from benchmarks import time_to_quality as ttq
+
+    now = [0.0]
+    monkeypatch.setattr(ttq.time, "perf_counter", lambda: now[0])
+    scores = iter([5.0, 12.0, 21.0])
+
+    def bleu(model):
+        now[0] += 100.0  # scoring takes 100 s, which the clock must not count
+        return next(scores)
+
+    clock = ttq.TrainingClock(bleu, target=20.0, budget_seconds=3600)
+    now[0] += 60.0  # the first epoch trains for one minute
+    assert clock(None) == 5.0
+    now[0] += 120.0
+    assert clock(None) == 12.0
+    now[0] += 60.0
+    with pytest.raises(ttq._Reached):
+        clock(None)
+    assert clock.reached == 4.0  # 1 + 2 + 1 minutes of training; 300 s of scoring left out
+    assert [point["minutes"] for point in clock.curve] == [1.0, 3.0, 4.0]
+    assert [point["bleu"] for point in clock.curve] == [5.0, 12.0, 21.0]
+
+
+def test_the_training_clock_stops_at_the_budget_without_a_time_to_target(monkeypatch):
+    from benchmarks import time_to_quality as ttq
+
+    now = [0.0]
+    monkeypatch.setattr(ttq.time, "perf_counter", lambda: now[0])
+    clock = ttq.TrainingClock(lambda model: 1.0, target=20.0, budget_seconds=90)
+    now[0] += 60.0
+    assert clock(None) == 1.0
+    now[0] += 60.0
+    with pytest.raises(ttq._Reached):
+        clock(None)
+    assert clock.reached is None and clock.curve[-1]["minutes"] == 2.0
+
+
+def test_time_to_quality_runs_both_recipes_at_toy_size(tmp_path, capsys):
+    import json
+
+    from benchmarks.time_to_quality import RECIPES, main as time_to_quality
+
+    out = tmp_path / "quality.json"
+    result = time_to_quality(["--toy", "--minutes", "0.01", "--out", str(out)])
+    assert json.loads(out.read_text()) == result
+    assert list(result["runs"]) == list(RECIPES)
+    tutorial, ours = result["runs"]["TF tutorial"], result["runs"]["ours"]
+    assert tutorial["recipe"]["batching"] == {"batch_size": 64, "bucketing": False}
+    assert tutorial["recipe"]["label_smoothing"] == 0.0 and ours["recipe"]["label_smoothing"] == 0.1
+    for run in (tutorial, ours):  # a budget of 0.6 s: one epoch each, then the clock stops it
+        assert len(run["curve"]) == 1 and run["curve"][0]["minutes"] > 0 and 0 <= run["curve"][0]["bleu"] <= 100
+    assert result["verdict"] in capsys.readouterr().out
+
+
+def test_the_gpu_runs_batches_are_full_bucket_shaped_and_teacher_forced():
+    import numpy as np
+
+    from benchmarks import gpu_run
+
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 140, size=500)
+    sources = [list(range(1, n + 1)) for n in lengths]  # token ids 1..n: no padding id inside
+    targets = [list(range(5, n + 7)) for n in lengths]
+    batches = gpu_run.batches(sources, targets, batch_tokens=512, rng=np.random.default_rng(1))
+    seen = 0
+    for (source, target_in), target_out in batches:
+        length = source.shape[1]
+        assert length in gpu_run.BUCKETS and source.shape[0] == 512 // length  # full batches only
+        assert target_in.shape == target_out.shape == source.shape
+        assert np.array_equal(target_in[:, 1:], target_out[:, :-1])  # shifted by one token
+        real = (source != 0).sum(axis=1)
+        assert real.max() <= length and (length == gpu_run.BUCKETS[0] or real.min() > length // 2 - 2)
+        seen += source.shape[0]
+    longest = sum(max(len(s), len(t)) <= gpu_run.MAX_LENGTH for s, t in zip(sources, targets))
+    assert longest - len(gpu_run.BUCKETS) * 512 // gpu_run.BUCKETS[0] <= seen <= longest

@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--preset", default="small", choices=["tiny", "small", "base", "big"],
                        help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
     train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
-    train.add_argument("--epochs", type=positive_int, default=40, help="training epochs (default: %(default)s)")
+    train.add_argument("--epochs", type=positive_int, default=70, help="training epochs (default: %(default)s)")
     train.add_argument("--vocab-size", type=positive_int, default=8000, help="subword vocabulary (default: %(default)s)")
     train.add_argument("--joint-vocab", action="store_true",
                        help="one tokenizer for both languages, with shared embeddings (paper §3.4)")

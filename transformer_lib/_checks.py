@@ -8,7 +8,6 @@ from numbers import Integral, Real
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 
 def require_positive_int(name: str, value) -> None:
@@ -43,7 +42,7 @@ def check_token_ids(name: str, ids, vocab_size: int) -> None:
     are not known yet and nothing is checked. Without it a float id is silently truncated and a
     negative id reads the embedding row of another token.
     """
-    if isinstance(ids, keras.KerasTensor) or not tf.executing_eagerly():
+    if _not_known_yet(ids):
         return
     values = np.asarray(ids)  # works for lists, NumPy arrays and eager tensors alike
     if not np.issubdtype(values.dtype, np.integer):
@@ -57,6 +56,21 @@ def check_token_ids(name: str, ids, vocab_size: int) -> None:
             f"{name} include {int(bad)}, outside this vocabulary of {vocab_size} ids (0..{vocab_size - 1}). "
             f"Encode with the tokenizer the model was built for (its vocab_size must be {vocab_size})."
         )
+
+
+def _not_known_yet(ids) -> bool:
+    """True for a symbolic value: a Keras input, or a tensor inside tf.function or jax.jit."""
+    if isinstance(ids, keras.KerasTensor):
+        return True
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return not tf.executing_eagerly()
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return isinstance(ids, jax.core.Tracer)
+    return False
 
 
 def require_heads_divide(d_model: int, num_heads: int) -> None:

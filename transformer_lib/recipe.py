@@ -31,7 +31,7 @@ def train_translator(
     out: str | Path,
     corpus: str = "tatoeba/rus-eng",
     preset: str = "small",
-    epochs: int = 40,
+    epochs: int = 70,
     vocab_size: int = 8000,
     joint_vocab: bool = False,
     batch_tokens: int = 1024,
