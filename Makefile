@@ -12,7 +12,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository listings
+.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository listings student
 
 install: $(STAMP)
 
@@ -59,6 +59,11 @@ colab-check:
 # Name the public repository in _config.yml and every chapter's setup cell: make set-repository URL=https://...
 set-repository: $(STAMP)
 	$(BIN)/python tools/set_repository.py $(URL)
+
+# The student edition: student/chapters/, the chapters without their solutions (tools/student_edition.py).
+# Run it after editing a chapter; a test fails while the committed copy is stale.
+student: $(STAMP)
+	$(BIN)/python tools/student_edition.py
 
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)

@@ -36,6 +36,9 @@ and the side chapter's encoder-only models:
     classifier                 TransformerClassifier (masked mean pooling)
     bert                       mask_tokens (BERT's 80/10/10), MaskedLanguageModel, classifier_from_pretrained
     imdb                       load_imdb, make_review_batches (IMDB reviews, Maas et al. 2011)
+
+and the book's helpers (imported by the chapters, never by the modules above): book (show_source,
+quick mode, run reports), exercises (the checks), diagrams (architecture_diagram).
 """
 
 import os

@@ -1,0 +1,114 @@
+"""The student edition: every chapter with its solutions taken out.
+
+    python tools/student_edition.py            (or: make student)
+
+The chapters in `chapters/` are the instructor's key. In them, solution code sits between a
+`# BEGIN SOLUTION` line and an `# END SOLUTION` line (nbgrader's convention; the BEGIN line may
+carry a hint: `# BEGIN SOLUTION hint: start from the formula`), and the answers to questions are
+dropdown admonitions whose title starts with "Solution". This writes `student/chapters/` with the
+same notebooks, except that
+
+- each solution block becomes `raise NotImplementedError(...)` (with the hint) at its indentation,
+  so the exercise's check fails until the student writes the code;
+- the cells that held a solution lose their stored outputs;
+- the solution admonitions are gone (a markdown cell left empty is dropped).
+
+Everything else, stored outputs included, stays, so the student edition reads like the book.
+`tests/test_student_edition.py` regenerates it and fails when the committed copy is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION(?:\s+hint:\s*(?P<hint>.*))?$")
+END = re.compile(r"^[ \t]*# END SOLUTION$")
+SOLUTION_ADMONITION = re.compile(r"^```\{admonition\} Solutions?\b.*?^```[ \t]*\n?", re.M | re.S)
+DEFAULT_HINT = "Your code here: write this part (see the exercise above); the check below says when it is right."
+
+
+def strip_solutions(code: str, where: str) -> tuple[str, int]:
+    """`code` with every solution block replaced by a stub; the number of blocks replaced."""
+    lines, out, blocks = code.split("\n"), [], 0
+    i = 0
+    while i < len(lines):
+        begin = BEGIN.match(lines[i])
+        if begin is None:
+            if END.match(lines[i]):
+                raise ValueError(f"{where}: '# END SOLUTION' without a '# BEGIN SOLUTION' before it.")
+            out.append(lines[i])
+            i += 1
+            continue
+        end = next((j for j in range(i + 1, len(lines)) if END.match(lines[j]) or BEGIN.match(lines[j])), None)
+        if end is None or BEGIN.match(lines[end]):
+            raise ValueError(f"{where}: '# BEGIN SOLUTION' on line {i + 1} has no '# END SOLUTION' after it.")
+        hint = (begin.group("hint") or DEFAULT_HINT).strip()
+        out.append(f"{begin.group('indent')}raise NotImplementedError({hint!r})")
+        blocks += 1
+        i = end + 1
+    return "\n".join(out), blocks
+
+
+def student_notebook(notebook: dict, where: str) -> dict:
+    """A copy of `notebook` (parsed .ipynb JSON) without its solutions."""
+    cells = []
+    for index, cell in enumerate(notebook["cells"]):
+        cell = json.loads(json.dumps(cell))  # a deep copy
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            text, blocks = strip_solutions(text, f"{where}, cell {index}")
+            if blocks:
+                cell["outputs"], cell["execution_count"] = [], None
+        elif cell["cell_type"] == "markdown":
+            stripped = SOLUTION_ADMONITION.sub("", text).strip("\n")
+            if stripped != text.strip("\n"):
+                if not stripped.strip():
+                    continue
+                text = stripped
+        cell["source"] = text.splitlines(keepends=True)
+        cells.append(cell)
+    return {**notebook, "cells": cells}
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+def render(notebook: dict) -> str:
+    """The JSON text of a notebook, formatted as the chapters are."""
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def build(root: Path = ROOT, out: Path | None = None) -> list[Path]:
+    """Write the student edition of every chapter to `out` (default: root/student/chapters)."""
+    out = out or root / "student" / "chapters"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in chapters(root):
+        notebook = json.loads(path.read_text())
+        target = out / path.name
+        target.write_text(render(student_notebook(notebook, str(path.relative_to(root)))))
+        written.append(target)
+    stale = sorted(set(out.glob("*.ipynb")) - set(written))
+    for path in stale:  # a chapter renamed or removed
+        path.unlink()
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.parse_args(argv)
+    try:
+        written = build()
+    except ValueError as error:
+        parser.exit(2, f"error: {error}\n")
+    print(f"Student edition: {len(written)} chapter(s) written to student/chapters/.")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
