@@ -67,16 +67,15 @@ def run_recipe(name: str, config: dict, target: float, minutes: float, seed: int
     import keras
 
     import transformer_lib as tl
+    from transformer_lib.recipe import training_data
     from transformer_lib.selection import bleu_score
 
     recipe = RECIPES[name]
     keras.utils.set_random_seed(seed)
-    train_pairs = tl.load_parallel_corpus(config["corpus"], "train")
     val_pairs = tl.load_parallel_corpus(config["corpus"], "validation")
-    tokenizers = tl.train_tokenizers(train_pairs, config["vocab_size"])
-    batching = dict(max_length=config["max_length"], verbose=False)
-    train_ds = tl.make_batches(train_pairs, tokenizers, seed=seed, **recipe["batching"], **batching)
-    val_ds = tl.make_batches(val_pairs, tokenizers, shuffle=False, **recipe["batching"], **batching)
+    batching = {"batch_tokens": None, **recipe["batching"]}  # the tutorial's recipe counts sentences instead
+    tokenizers, train_ds, val_ds = training_data(config["corpus"], val_pairs, config["vocab_size"], False,
+                                                 max_length=config["max_length"], seed=seed, verbose=False, **batching)
     model = tl.Transformer.from_preset(config["preset"], tokenizers[0].vocab_size, tokenizers[1].vocab_size,
                                        max_length=config["max_length"])
     clock = TrainingClock(bleu_score(tokenizers, val_pairs, config["max_length"]), target, minutes * 60)

@@ -4,6 +4,7 @@ import json
 import sys
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -87,14 +88,15 @@ def test_unbalanced_markers_are_refused_with_the_place_named(code, message):
 
 def test_solution_admonitions_go_and_an_emptied_cell_is_dropped():
     notebook = {"cells": [
-        {"cell_type": "markdown", "metadata": {}, "source": ["```{admonition} Solution to exercise 2\n", ":class: dropdown\n",
+        {"cell_type": "markdown", "id": "a", "metadata": {}, "source": ["```{admonition} Solution to exercise 2\n", ":class: dropdown\n",
                                                              "Because.\n", "```\n"]},
-        {"cell_type": "markdown", "metadata": {}, "source": ["Keep me.\n", "\n", "```{admonition} Solutions to 1 and 2\n",
+        {"cell_type": "markdown", "id": "b", "metadata": {}, "source": ["Keep me.\n", "\n", "```{admonition} Solutions to 1 and 2\n",
                                                              ":class: dropdown\n", "Both.\n", "```\n"]},
-        {"cell_type": "markdown", "metadata": {}, "source": ["```{admonition} A tip\n", "Stays.\n", "```"]},
-        {"cell_type": "code", "metadata": {}, "execution_count": 3, "outputs": [{"output_type": "stream", "text": ["1"]}],
+        {"cell_type": "markdown", "id": "c", "metadata": {}, "source": ["```{admonition} A tip\n", "Stays.\n", "```"]},
+        {"cell_type": "code", "id": "d", "metadata": {}, "execution_count": 3, "outputs": [{"output_type": "stream", "text": ["1"]}],
          "source": ["x = 1\n", "print(x)"]},
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = nbformat.reads(json.dumps(notebook), as_version=4)  # as nbformat.read gives it
     student = se.student_notebook(notebook, "here")
     assert ["".join(cell["source"]) for cell in student["cells"]] == [
         "Keep me.", "```{admonition} A tip\nStays.\n```", "x = 1\nprint(x)"]

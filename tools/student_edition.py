@@ -20,10 +20,12 @@ Everything else, stored outputs included, stays, so the student edition reads li
 from __future__ import annotations
 
 import argparse
-import json
+import copy
 import re
 import sys
 from pathlib import Path
+
+import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION(?:\s+hint:\s*(?P<hint>.*))?$")
@@ -54,34 +56,28 @@ def strip_solutions(code: str, where: str) -> tuple[str, int]:
     return "\n".join(out), blocks
 
 
-def student_notebook(notebook: dict, where: str) -> dict:
-    """A copy of `notebook` (parsed .ipynb JSON) without its solutions."""
+def student_notebook(notebook, where: str):
+    """A copy of `notebook` (an `nbformat` notebook) without its solutions."""
+    notebook = copy.deepcopy(notebook)
     cells = []
-    for index, cell in enumerate(notebook["cells"]):
-        cell = json.loads(json.dumps(cell))  # a deep copy
-        text = "".join(cell["source"])
-        if cell["cell_type"] == "code":
-            text, blocks = strip_solutions(text, f"{where}, cell {index}")
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            cell.source, blocks = strip_solutions(cell.source, f"{where}, cell {index}")
             if blocks:
-                cell["outputs"], cell["execution_count"] = [], None
-        elif cell["cell_type"] == "markdown":
-            stripped = SOLUTION_ADMONITION.sub("", text).strip("\n")
-            if stripped != text.strip("\n"):
+                cell.outputs, cell.execution_count = [], None
+        elif cell.cell_type == "markdown":
+            stripped = SOLUTION_ADMONITION.sub("", cell.source).strip("\n")
+            if stripped != cell.source.strip("\n"):
                 if not stripped.strip():
                     continue
-                text = stripped
-        cell["source"] = text.splitlines(keepends=True)
+                cell.source = stripped
         cells.append(cell)
-    return {**notebook, "cells": cells}
+    notebook.cells = cells
+    return notebook
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapters").glob("[0-9][0-9]_*.ipynb"))
-
-
-def render(notebook: dict) -> str:
-    """The JSON text of a notebook, formatted as the chapters are."""
-    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
 
 
 def build(root: Path = ROOT, out: Path | None = None) -> list[Path]:
@@ -90,9 +86,8 @@ def build(root: Path = ROOT, out: Path | None = None) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for path in chapters(root):
-        notebook = json.loads(path.read_text())
         target = out / path.name
-        target.write_text(render(student_notebook(notebook, str(path.relative_to(root)))))
+        nbformat.write(student_notebook(nbformat.read(path, as_version=4), str(path.relative_to(root))), target)
         written.append(target)
     stale = sorted(set(out.glob("*.ipynb")) - set(written))
     for path in stale:  # a chapter renamed or removed

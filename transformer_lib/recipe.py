@@ -99,11 +99,16 @@ def train_translator(
     return summary
 
 
-def training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed=0, verbose=True):
-    """Tokenizers trained on the corpus's train split, its training batches and the validation batches."""
+def training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed=0, verbose=True,
+                  **batching):
+    """Tokenizers trained on the corpus's train split, its training batches and the validation batches.
+
+    `batching`: `make_batches`' other options, e.g. `batch_size=64, bucketing=False` (with
+    `batch_tokens=None`) for the TensorFlow tutorial's plain `padded_batch`.
+    """
     train_pairs = load_parallel_corpus(corpus, "train")
     tokenizers = train_tokenizers(train_pairs, vocab_size, joint=joint_vocab)
-    batching = dict(batch_tokens=batch_tokens, max_length=max_length, verbose=verbose)
+    batching = dict(batching, batch_tokens=batch_tokens, max_length=max_length, verbose=verbose)
     return (tokenizers, make_batches(train_pairs, tokenizers, seed=seed, **batching),
             make_batches(val_pairs, tokenizers, shuffle=False, **batching))
 
