@@ -42,6 +42,7 @@ $(MATHJAX):
 
 book: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build -W -n --keep-going .
+	cp student/chapters/*.ipynb _build/html/_sources/chapters/  # the download button serves the student edition
 
 site-check: $(STAMP)
 	$(BIN)/python tests/site_check.py _build/html

@@ -2,7 +2,7 @@
 
 Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
 by Playwright) and fails on: console errors, failed requests, maths left as raw TeX, images that did
-not load, a chapter page without its Colab link, widget placeholder text, or a link to a page or
+not load, a chapter page whose Colab link or download is not the student edition, widget placeholder text, or a link to a page or
 anchor of the site that does not exist. A screenshot of every page lands in _build/screenshots/.
 
     python tests/site_check.py [_build/html]
@@ -54,8 +54,9 @@ def check_site(html: Path) -> list[str]:
                 errors.append("maths not typeset by MathJax")
             broken = page.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
             errors += [f"image not loaded: {src}" for src in broken]
-            if page_path.startswith("chapters/") and page.locator("a[href*='colab.research.google.com']").count() == 0:
-                errors.append("no Colab launch link")
+            if page_path.startswith("chapters/"):
+                colab = page.evaluate("[...document.querySelectorAll(\"a[href*='colab.research.google.com']\")].map(a => a.href)")
+                errors += student_edition_problems(html, page_path, colab)
             errors += [f"widget placeholder: {p}" for p in WIDGET_PLACEHOLDERS if p in text]
             hrefs = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
             errors += [f"broken link: {href}" for href in broken_links(html, base, hrefs)]
@@ -65,6 +66,20 @@ def check_site(html: Path) -> list[str]:
         browser.close()
     server.shutdown()
     print(f"site check: {len(pages)} pages, {len(problems)} problem(s); screenshots in {shots}")
+    return problems
+
+
+def student_edition_problems(html: Path, page_path: str, colab_hrefs: list[str]) -> list[str]:
+    """What keeps chapter `page_path` (e.g. chapters/07_training.html) from handing out the student
+    edition: no Colab link, a Colab link to another notebook than student/<chapter>.ipynb, or a
+    downloadable notebook (_sources/<chapter>.ipynb) that still holds a solution."""
+    notebook = page_path.removesuffix(".html") + ".ipynb"
+    problems = [] if colab_hrefs else ["no Colab launch link"]
+    problems += [f"Colab link not to the student edition: {href}" for href in colab_hrefs
+                 if not href.endswith(f"/student/{notebook}")]
+    download = html / "_sources" / notebook
+    if download.is_file() and "BEGIN SOLUTION" in download.read_text(errors="replace"):
+        problems.append(f"the download _sources/{notebook} holds solutions (make book copies the student edition there)")
     return problems
 
 
