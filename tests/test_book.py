@@ -159,6 +159,42 @@ def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_r
     assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"
 
 
+def test_diagram_cells_are_recognised_and_nothing_else():
+    assert book.is_diagram_cell("from transformer_lib.diagrams import architecture_diagram\n\n"
+                                "architecture_diagram(['feed-forward'], title='x')\nplt.show()")
+    assert book.is_diagram_cell("# the idea\ntl.diagrams.qkv_diagram()\nplt.show()")
+    assert not book.is_diagram_cell("plt.show()")  # draws no diagram
+    assert not book.is_diagram_cell("model.fit(data)\narchitecture_diagram()\nplt.show()")  # depends on more
+    assert not book.is_diagram_cell("import os; architecture_diagram()")
+
+
+def test_refresh_diagrams_reruns_only_the_diagram_cells_and_reproduces_a_clean_run(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    chapter = Path(__file__).resolve().parent.parent / "chapters" / "02_positional_encoding.ipynb"
+    copy = tmp_path / chapter.name
+    shutil.copy(chapter, copy)
+    notebook = json.loads(copy.read_text())
+    diagrams = [c for c in notebook["cells"] if c["cell_type"] == "code" and book.is_diagram_cell("".join(c["source"]))]
+    others = [c for c in notebook["cells"] if c["cell_type"] == "code" and c not in diagrams and c["outputs"]]
+    assert diagrams and others
+    diagrams[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "stale"}]
+    others[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "left as it was"}]
+    copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    assert book.refresh_diagrams([str(copy)]) == 1
+    refreshed = json.loads(copy.read_text())
+    original = json.loads(chapter.read_text())
+    index = notebook["cells"].index(diagrams[0])
+    assert refreshed["cells"][index] == original["cells"][index]  # what a full run stored, exactly
+    assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"
+    diagrams[0]["execution_count"] = None  # a new diagram cell: it has no place in the chapter's run
+    copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    with pytest.raises(ValueError, match="never ran with the chapter.*run the whole chapter"):
+        book.refresh_diagrams([str(copy)])
+
+
 def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch):
     import keras
     import tensorflow as tf

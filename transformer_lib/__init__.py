@@ -38,7 +38,7 @@ and the side chapter's encoder-only models:
     imdb                       load_imdb, make_review_batches (IMDB reviews, Maas et al. 2011)
 
 and the book's helpers (imported by the chapters, never by the modules above): book (show_source,
-quick mode, run reports), exercises (the checks), diagrams (architecture_diagram).
+quick mode, run reports), exercises (the checks), diagrams (the architecture and each chapter's idea, drawn).
 """
 
 import os

@@ -9,6 +9,8 @@
 - `refresh_listings(paths)` re-runs only the listing cells (`show_source(...)`) of stored chapters:
   a listing depends on the library's source alone, so a changed function does not force a re-run of
   a chapter that trains for an hour (`python -m transformer_lib.book --listings chapters/*.ipynb`).
+- `refresh_diagrams(paths)` does the same for the diagram cells (only `*_diagram(...)` calls from
+  `transformer_lib.diagrams` and `plt.show()`): they too depend on the library alone.
 """
 
 from __future__ import annotations
@@ -156,10 +158,58 @@ def refresh_listings(paths: list[str]) -> int:
     return changed
 
 
+def is_diagram_cell(source: str) -> bool:
+    """True for a cell that only draws the library's diagrams: imports from `transformer_lib.diagrams`,
+    calls of `*_diagram(...)` (one line each), `plt.show()`, comments and blank lines."""
+    lines = [line.strip() for line in source.splitlines() if line.strip() and not line.strip().startswith("#")]
+    allowed = re.compile(r"from transformer_lib\.diagrams import [\w, ]+|(?:tl\.diagrams\.)?\w+_diagram\(.*\)|plt\.show\(\)")
+    return any("_diagram(" in line for line in lines) and all(allowed.fullmatch(line) for line in lines)
+
+
+def refresh_diagrams(paths: list[str], timeout: int = 600) -> int:
+    """Run again every diagram cell (`is_diagram_cell`) of the chapters `paths` in a fresh kernel,
+    after the chapter's imports cell (its second code cell), and store their new outputs with their
+    execution counts; the other cells are left as they are. A diagram cell that never ran in the
+    chapter's sequence (a new one) is refused: run the whole chapter. Returns how many cells changed."""
+    import nbclient
+    import nbformat
+
+    changed = 0
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        diagrams = [cell for cell in code if is_diagram_cell(cell.source)]
+        if not diagrams:
+            continue
+        new = [cell.source.splitlines()[-2] for cell in diagrams if cell.execution_count is None]
+        if new:
+            raise ValueError(f"{path}: diagram cell(s) {new} never ran with the chapter, so they have no place in its "
+                             "sequence of cells; run the whole chapter (make execute) instead.")
+        imports = code[1].source if len(code) > 1 and code[1] not in diagrams else "import matplotlib.pyplot as plt"
+        scratch = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(imports)]
+                                           + [nbformat.v4.new_code_cell(cell.source) for cell in diagrams])
+        nbclient.NotebookClient(scratch, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": os.path.dirname(path) or "."}}).execute()
+        changed_here = 0
+        for cell, fresh in zip(diagrams, scratch.cells[1:]):
+            outputs = settle_streams(fresh.outputs)
+            for output in outputs:
+                if "execution_count" in output:
+                    output["execution_count"] = cell.execution_count
+            if cell.outputs != outputs:
+                cell.outputs, changed_here = outputs, changed_here + 1
+        if changed_here:
+            nbformat.write(notebook, path)
+            changed += changed_here
+    return changed
+
+
 if __name__ == "__main__":
     import sys
 
     if sys.argv[1:2] == ["--listings"]:
         print(f"{refresh_listings(sys.argv[2:])} listing(s) refreshed.")
+    elif sys.argv[1:2] == ["--diagrams"]:
+        print(f"{refresh_diagrams(sys.argv[2:])} diagram(s) refreshed.")
     else:
         execute(sys.argv[1:])
