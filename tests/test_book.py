@@ -1,10 +1,13 @@
 import importlib
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import transformer_lib.book as book
 from transformer_lib import MultiHeadAttention, positional_encoding
+
+CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"
 
 
 def test_show_source_renders_the_librarys_current_code():
@@ -136,27 +139,38 @@ def test_masked_mean_check(capsys):
         exercises.check_masked_mean(lambda x, ids: x.mean(1))  # padding averaged in
 
 
-def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_run(tmp_path):
+def _spoil_a_copy(tmp_path, name, is_target):
+    """A copy of chapter `name` whose first target cell has a stale output and whose first other code
+    cell with outputs shows "left as it was". Returns (copy, notebook, that target's index, the other's)."""
     import json
     import shutil
-    from pathlib import Path
 
-    chapter = Path(__file__).resolve().parent.parent / "chapters" / "04_attention.ipynb"
-    copy = tmp_path / chapter.name
-    shutil.copy(chapter, copy)
+    copy = tmp_path / name
+    shutil.copy(CHAPTERS / name, copy)
     notebook = json.loads(copy.read_text())
-    listings = [c for c in notebook["cells"] if book.LISTING.match("".join(c["source"]))]
-    others = [c for c in notebook["cells"] if c["cell_type"] == "code" and c not in listings and c["outputs"]]
-    assert listings and others
-    listings[0]["outputs"][0]["data"]["text/plain"] = "stale listing"
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    targets = [c for c in code if is_target("".join(c["source"]))]
+    others = [c for c in code if c not in targets and c["outputs"]]
+    assert targets and others
+    targets[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "stale"}]
     others[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "left as it was"}]
     copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-    assert book.refresh_listings([str(copy)]) == 1
+    return copy, notebook, notebook["cells"].index(targets[0]), notebook["cells"].index(others[0])
+
+
+def _assert_refreshed_as_a_full_run(copy, target, other):
+    import json
+
     refreshed = json.loads(copy.read_text())
-    original = json.loads(chapter.read_text())
-    index = notebook["cells"].index(listings[0])
-    assert refreshed["cells"][index] == original["cells"][index]  # what a full run stored, exactly
-    assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"
+    original = json.loads((CHAPTERS / copy.name).read_text())
+    assert refreshed["cells"][target] == original["cells"][target]  # what a full run stored, exactly
+    assert "".join(refreshed["cells"][other]["outputs"][0]["text"]) == "left as it was"
+
+
+def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_run(tmp_path):
+    copy, _, target, other = _spoil_a_copy(tmp_path, "04_attention.ipynb", book.LISTING.match)
+    assert book.refresh_listings([str(copy)]) == 1
+    _assert_refreshed_as_a_full_run(copy, target, other)
 
 
 def test_diagram_cells_are_recognised_and_nothing_else():
@@ -170,26 +184,11 @@ def test_diagram_cells_are_recognised_and_nothing_else():
 
 def test_refresh_diagrams_reruns_only_the_diagram_cells_and_reproduces_a_clean_run(tmp_path):
     import json
-    import shutil
-    from pathlib import Path
 
-    chapter = Path(__file__).resolve().parent.parent / "chapters" / "02_positional_encoding.ipynb"
-    copy = tmp_path / chapter.name
-    shutil.copy(chapter, copy)
-    notebook = json.loads(copy.read_text())
-    diagrams = [c for c in notebook["cells"] if c["cell_type"] == "code" and book.is_diagram_cell("".join(c["source"]))]
-    others = [c for c in notebook["cells"] if c["cell_type"] == "code" and c not in diagrams and c["outputs"]]
-    assert diagrams and others
-    diagrams[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "stale"}]
-    others[0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "left as it was"}]
-    copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    copy, notebook, target, other = _spoil_a_copy(tmp_path, "02_positional_encoding.ipynb", book.is_diagram_cell)
     assert book.refresh_diagrams([str(copy)]) == 1
-    refreshed = json.loads(copy.read_text())
-    original = json.loads(chapter.read_text())
-    index = notebook["cells"].index(diagrams[0])
-    assert refreshed["cells"][index] == original["cells"][index]  # what a full run stored, exactly
-    assert "".join(refreshed["cells"][notebook["cells"].index(others[0])]["outputs"][0]["text"]) == "left as it was"
-    diagrams[0]["execution_count"] = None  # a new diagram cell: it has no place in the chapter's run
+    _assert_refreshed_as_a_full_run(copy, target, other)
+    notebook["cells"][target]["execution_count"] = None  # a new diagram cell: it has no place in the chapter's run
     copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     with pytest.raises(ValueError, match="never ran with the chapter.*run the whole chapter"):
         book.refresh_diagrams([str(copy)])
