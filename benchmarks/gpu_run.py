@@ -59,9 +59,9 @@ def import_model_modules():
     package = types.ModuleType("transformer_lib")
     package.__path__ = [str(ROOT / "transformer_lib")]
     sys.modules.setdefault("transformer_lib", package)
-    from transformer_lib import evaluation, model, tokenizer
+    from transformer_lib import evaluation, model, objective, tokenizer
 
-    return model, tokenizer, evaluation
+    return model, tokenizer, evaluation, objective
 
 
 def batches(sources, targets, batch_tokens: int, rng):
@@ -97,9 +97,8 @@ def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, pr
     import keras
     import numpy as np
     import sacrebleu
-    from keras import ops
 
-    model_module, tokenizer_module, evaluation = import_model_modules()
+    model_module, tokenizer_module, evaluation, objective = import_model_modules()
     keras.utils.set_random_seed(seed)
     rng = np.random.default_rng(seed)
     source_tok = tokenizer_module.SubwordTokenizer.load(folder / "source.model")
@@ -116,21 +115,8 @@ def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, pr
     model((np.ones((2, 8), np.int32), np.ones((2, 8), np.int32)))
     d_model = model.hyperparameters["d_model"]
 
-    class Schedule(keras.optimizers.schedules.LearningRateSchedule):  # §5.3, step counted from 1
-        def __call__(self, step):
-            step = ops.cast(step, "float32") + 1.0
-            return d_model**-0.5 * ops.minimum(step**-0.5, step * 4000.0**-1.5)
-
-    def smoothed_loss(labels, logits, eps=0.1):  # the library's masked_loss, in keras.ops
-        labels = ops.cast(labels, "int32")
-        mask = ops.cast(ops.not_equal(labels, 0), "float32")
-        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
-        nll = -ops.take_along_axis(log_probs, labels[..., None], axis=-1)[..., 0]
-        per_token = (1 - eps) * nll + eps * -ops.mean(log_probs, axis=-1)
-        return ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
-
-    model.compile(optimizer=keras.optimizers.Adam(Schedule(), beta_1=0.9, beta_2=0.98, epsilon=1e-9),
-                  loss=smoothed_loss)
+    model.compile(optimizer=objective.make_optimizer(d_model, warmup_steps=4000),  # Adam and §5.3's schedule
+                  loss=objective.MaskedLoss(label_smoothing=0.1))  # padding never counts
 
     @jax.jit
     def greedy(values, source):

@@ -26,7 +26,7 @@ import tensorflow as tf
 import transformer_lib as tl
 from benchmarks import best_seconds
 from benchmarks.throughput import make_train_step
-from transformer_lib.training import make_optimizer, masked_loss
+from transformer_lib.objective import make_optimizer, masked_loss
 
 
 def matmul_peak(n: int = 4096, repeats: int = 5) -> dict:

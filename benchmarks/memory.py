@@ -49,7 +49,7 @@ def run_child(preset: str, batch: int, length: int, vocab_size: int, jit_compile
     import transformer_lib as tl
     from benchmarks.limit import full_batch
     from benchmarks.throughput import make_train_step
-    from transformer_lib.training import make_optimizer
+    from transformer_lib.objective import make_optimizer
 
     keras.utils.set_random_seed(0)
     model = tl.Transformer.from_preset(preset, vocab_size, vocab_size, max_length=max(64, length))

@@ -48,7 +48,7 @@ import transformer_lib as tl
 from benchmarks import load_average
 from benchmarks.peer import build_peer_transformer
 from transformer_lib.tokenizer import PAD_ID
-from transformer_lib.training import MaskedLoss, make_optimizer, masked_loss
+from transformer_lib.objective import MaskedLoss, make_optimizer, masked_loss
 
 
 def first_batches(dataset: tf.data.Dataset, real_tokens: int) -> list:

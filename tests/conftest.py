@@ -57,7 +57,8 @@ def trained_tiny(tmp_path_factory):
     import transformer_lib as tl
     from transformer_lib.decoding import Translator
     from transformer_lib.export import save_translator
-    from transformer_lib.training import make_optimizer, train
+    from transformer_lib.objective import make_optimizer
+    from transformer_lib.training import train
 
     keras.utils.set_random_seed(0)
     tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)

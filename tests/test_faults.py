@@ -20,7 +20,8 @@ from transformer_lib.__main__ import main
 from transformer_lib.decoding import Translator, beam_search, greedy_decode
 from transformer_lib.export import load_translator, save_translator
 from transformer_lib.recipe import train_translator
-from transformer_lib.training import make_optimizer, masked_loss, train
+from transformer_lib.objective import make_optimizer, masked_loss
+from transformer_lib.training import train
 
 
 @pytest.fixture(scope="module")

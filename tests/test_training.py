@@ -12,7 +12,8 @@ import tensorflow as tf
 
 import transformer_lib as tl
 from transformer_lib import selection
-from transformer_lib.training import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss, train
+from transformer_lib.objective import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss
+from transformer_lib.training import train
 
 
 def paper_rate(step_num: int, d_model: int = 512, warmup: int = 4000) -> float:
@@ -174,7 +175,8 @@ def test_training_under_mirrored_strategy_on_two_cpu_devices():
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         import keras, transformer_lib as tl
-        from transformer_lib.training import make_optimizer, train
+        from transformer_lib.objective import make_optimizer
+        from transformer_lib.training import train
         keras.utils.set_random_seed(0)
         tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
         data = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers,

@@ -21,7 +21,8 @@ and the data around it:
 
 and what turns it into a translator:
 
-    training             §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, train_step, train
+    objective            §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy (keras.ops only)
+    training             §5.3-4 train_step, train (the loop, on TensorFlow)
     checkpoints                make_checkpoint, resume (the newest intact checkpoint), the epoch history
     selection            §6.1  keep the best epoch, average the last ones: select_weights, bleu_score
     decoding             §6.1  greedy_decode, beam_search (fixed-shape key/value cache, XLA), Translator
@@ -85,15 +86,14 @@ from transformer_lib.tokenizer import (  # noqa: E402
     UNKNOWN_ID,
     SubwordTokenizer,
 )
-from transformer_lib.training import (  # noqa: E402
+from transformer_lib.objective import (  # noqa: E402
     MaskedLoss,
     TransformerSchedule,
     make_optimizer,
     masked_accuracy,
     masked_loss,
-    train,
-    train_step,
 )
+from transformer_lib.training import train, train_step  # noqa: E402
 
 from transformer_lib._version import __version__  # noqa: E402
 

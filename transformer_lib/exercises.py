@@ -100,7 +100,7 @@ def check_encoder_layer_parameters(fn) -> None:
 
 def check_schedule(fn) -> None:
     """Exercise (chapter 7): `fn(step_num, d_model, warmup_steps)` is the §5.3 learning rate (step_num from 1)."""
-    from transformer_lib.training import TransformerSchedule
+    from transformer_lib.objective import TransformerSchedule
 
     for d_model, warmup in [(512, 4000), (128, 1000)]:
         steps = np.array([1, 2, warmup // 2, warmup, warmup + 1, 10 * warmup])
@@ -142,7 +142,8 @@ def check_train_step(fn) -> None:
     import keras
 
     from transformer_lib.model import Transformer
-    from transformer_lib.training import make_optimizer, train_step
+    from transformer_lib.objective import make_optimizer
+    from transformer_lib.training import train_step
 
     rng = np.random.default_rng(0)
     source = np.array([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], np.int32)

@@ -22,9 +22,10 @@ from transformer_lib.decoding import Translator
 from transformer_lib.export import FILES, save_translator
 from transformer_lib.machine import describe_machine
 from transformer_lib.model import Transformer, require_preset
+from transformer_lib.objective import make_optimizer
 from transformer_lib.selection import bleu_score, select_weights
 from transformer_lib.splits import SCHEME
-from transformer_lib.training import make_optimizer, train
+from transformer_lib.training import train
 
 
 def train_translator(
