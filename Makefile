@@ -6,13 +6,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The interactive figures' JavaScript, fetched from npm (its rule is next to MathJax's, below).
+VEGA   := _assets/vega/packages.txt
 
 # Quiet TensorFlow's C++ logging in tests and notebooks.
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: test unit-tests notebooks book site-check execute install clean bench colab-check set-repository listings student
+.PHONY: diagrams test unit-tests notebooks book site-check execute install clean bench colab-check set-repository listings student
 
 install: $(STAMP)
 
@@ -28,7 +30,7 @@ $(STAMP): requirements.txt benchmarks/requirements.txt pyproject.toml | $(BIN)/p
 # with warnings as errors, and every page opened in a real browser.
 test: unit-tests notebooks book site-check
 
-unit-tests: $(STAMP)
+unit-tests: $(STAMP) $(VEGA)  # tests/test_site_check.py draws figures with the site's Vega
 	$(BIN)/python -m pytest tests
 
 notebooks: $(STAMP)
@@ -40,7 +42,21 @@ $(MATHJAX):
 	npm install --no-save --no-audit --no-fund --silent --prefix .npm mathjax@3.2.2
 	mkdir -p _assets && rm -rf _assets/mathjax && cp -r .npm/node_modules/mathjax/es5 _assets/mathjax
 
-book: $(STAMP) $(MATHJAX)
+# The interactive figures (transformer_lib/figures.py) are drawn by Vega, Vega-Lite and vega-embed, also
+# fetched from npm at build time (Vega-Lite at the version of altair's schema, tests/test_figures.py
+# checks), and by our own book_js/vega-figures.js, which draws every <div class="vega-figure">.
+VEGA_PACKAGES := vega@5.33.1 vega-lite@5.20.1 vega-embed@6.29.0
+$(VEGA):
+	npm install --no-save --no-audit --no-fund --silent --prefix .npm/vega $(VEGA_PACKAGES)
+	rm -rf _assets/vega && mkdir -p _assets/vega
+	cp .npm/vega/node_modules/vega/build/vega.min.js .npm/vega/node_modules/vega-lite/build/vega-lite.min.js \
+	   .npm/vega/node_modules/vega-embed/build/vega-embed.min.js _assets/vega/
+	for p in vega-lite vega-embed; do cp .npm/vega/node_modules/$$p/LICENSE _assets/vega/LICENSE-$$p.txt; done
+	echo "$(VEGA_PACKAGES)" > $@
+_assets/vega/vega-figures.js: book_js/vega-figures.js $(VEGA)
+	cp book_js/vega-figures.js $@
+
+book: $(STAMP) $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	cp student/chapters/*.ipynb _build/html/_sources/chapters/  # the download button serves the student edition
 
@@ -74,6 +90,10 @@ execute: $(STAMP)
 # a listing depends on nothing else, so a chapter that trains for an hour need not run again for it.
 listings: $(STAMP)
 	$(BIN)/python -m transformer_lib.book --listings chapters/*.ipynb
+
+# The same for the diagram cells (transformer_lib.diagrams), after a change to a diagram or a new one.
+diagrams: $(STAMP)
+	$(BIN)/python -m transformer_lib.book --diagrams chapters/*.ipynb
 
 clean:
 	rm -rf $(VENV) .venv-colab _build _assets .npm .pytest_cache transformer_lib.egg-info

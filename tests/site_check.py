@@ -1,9 +1,11 @@
 """The real-browser check of the built book (`make test` runs it after `jupyter-book build`).
 
 Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
-by Playwright) and fails on: console errors, failed requests, maths left as raw TeX, images that did
-not load, a chapter page whose Colab link or download is not the student edition, widget placeholder text, or a link to a page or
-anchor of the site that does not exist. A screenshot of every page lands in _build/screenshots/.
+by Playwright) and fails on: console errors, failed requests, a script from another host, maths left
+as raw TeX, images that did not load, an interactive figure (transformer_lib.figures) that is not
+drawn or whose menu or slider changes nothing, a chapter page whose Colab link or download is not the
+student edition, widget placeholder text, or a link to a page or anchor of the site that does not
+exist. A screenshot of every page lands in _build/screenshots/.
 
     python tests/site_check.py [_build/html]
 """
@@ -47,6 +49,9 @@ def check_site(html: Path) -> list[str]:
                     if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)  # browsers ask for one
             page.goto(f"{base}/{page_path}", wait_until="networkidle")
             page.wait_for_timeout(500)  # MathJax typesets after load
+            scripts = page.evaluate("[...document.scripts].map(s => s.src).filter(src => src)")
+            errors += [f"script from another host: {src}" for src in scripts if not src.startswith(base + "/")]
+            errors += figure_problems(page)
             text = page.inner_text("body")
             if "\\(" in text or "$$" in text:
                 errors.append("maths not rendered (raw TeX in the page)")
@@ -66,6 +71,77 @@ def check_site(html: Path) -> list[str]:
         browser.close()
     server.shutdown()
     print(f"site check: {len(pages)} pages, {len(problems)} problem(s); screenshots in {shots}")
+    return problems
+
+
+# JavaScript run in the page; `i` is a figure's index among the page's div.vega-figure, `j` an input's.
+_FIGURE = "document.querySelectorAll('div.vega-figure')[i]"
+_DRAWN = f"""i => {{
+    const figure = {_FIGURE};
+    if (figure.classList.contains('vega-figure-error')) return 'error';
+    const chart = figure.querySelector('svg.marks, canvas');
+    return chart && chart.getBoundingClientRect().width > 0 && chart.getBoundingClientRect().height > 0;
+}}"""
+_PICTURE = f"""i => {{
+    const chart = {_FIGURE}.querySelector('svg.marks, canvas');
+    return chart.tagName === 'CANVAS' ? chart.toDataURL() : chart.innerHTML;
+}}"""
+_INPUTS = f"i => {_FIGURE}.querySelectorAll('.vega-bind select, .vega-bind input[type=range]').length"
+_CHANGE = f"""([i, j]) => {{
+    const input = {_FIGURE}.querySelectorAll('.vega-bind select, .vega-bind input[type=range]')[j];
+    const name = input.closest('.vega-bind').querySelector('.vega-bind-name');
+    if (input.tagName === 'SELECT') {{
+        if (input.options.length < 2) return null;
+        input.selectedIndex = (input.selectedIndex + 1) % input.options.length;
+    }} else {{
+        if (input.min === input.max) return null;
+        input.value = Number(input.value) === Number(input.max) ? input.min : input.max;
+    }}
+    input.dispatchEvent(new Event('input', {{bubbles: true}}));
+    input.dispatchEvent(new Event('change', {{bubbles: true}}));
+    return [name ? name.textContent.trim() : input.name, input.value];
+}}"""
+
+
+def figure_problems(page, timeout_ms: int = 5000) -> list[str]:
+    """What is wrong with the interactive figures of an open Playwright `page`: every
+    `<div class="vega-figure">` (transformer_lib.figures, drawn by book_js/vega-figures.js) must
+    show a chart (an svg or canvas of nonzero size) within `timeout_ms`, and each of its menus and
+    sliders, set to another value, must change what the chart shows within `timeout_ms`; a figure
+    with neither must change when the pointer moves over it (a hover highlight)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    problems = []
+    for i in range(page.locator("div.vega-figure").count()):
+        name = page.locator("div.vega-figure").nth(i).get_attribute("data-figure") or f"number {i + 1}"
+        try:
+            drawn = page.wait_for_function(_DRAWN, arg=i, timeout=timeout_ms).json_value()
+        except PlaywrightTimeout:
+            drawn = False
+        if drawn is not True:
+            why = ("it could not be drawn (see the console error)" if drawn == "error"
+                   else f"no chart after {timeout_ms} ms")
+            problems.append(f"figure {name}: {why}")
+            continue
+        inputs = page.evaluate(_INPUTS, i)
+        if inputs == 0:  # a figure without menus or sliders is explored with the pointer: hovering must show something
+            before = page.evaluate(_PICTURE, i)
+            page.locator("div.vega-figure").nth(i).locator("svg.marks, canvas").first.hover()
+            try:
+                page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
+                                       timeout=timeout_ms)
+            except PlaywrightTimeout:
+                problems.append(f"figure {name}: it has no menu or slider, and the pointer over it changes nothing")
+        for j in range(inputs):
+            before = page.evaluate(_PICTURE, i)
+            changed = page.evaluate(_CHANGE, [i, j])
+            if changed is None:
+                continue  # a menu of one option, or a slider of one value: nothing to change it to
+            try:
+                page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
+                                       timeout=timeout_ms)
+            except PlaywrightTimeout:
+                problems.append(f"figure {name}: setting {changed[0]} to {changed[1]} did not change the chart")
     return problems
 
 

@@ -1,6 +1,13 @@
-"""The link and student-edition checks of tests/site_check.py, on a tiny site (the whole check runs in `make site-check`)."""
+"""The checks of tests/site_check.py on tiny sites: links, the student edition, and (in a real
+browser) the interactive figures. The whole check runs on the book in `make site-check`."""
 
-from site_check import broken_links, student_edition_problems
+import copy
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from site_check import CHROMIUM, broken_links, check_site, student_edition_problems
 
 BASE = "http://127.0.0.1:8000"
 
@@ -41,3 +48,119 @@ def test_chapters_must_hand_out_the_student_edition_by_colab_and_download(tmp_pa
     download.write_text('{"source": ["# BEGIN SOLUTION\\n"]}')
     assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/04_attention.ipynb"]) == [
         "the download _sources/chapters/04_attention.ipynb holds solutions (make book copies the student edition there)"]
+
+
+# --- Interactive figures (transformer_lib.figures) in a real browser ---
+
+ROOT = Path(__file__).resolve().parent.parent
+VEGA_ASSETS = ROOT / "_assets" / "vega"
+needs_vega = pytest.mark.skipif(
+    not (VEGA_ASSETS / "vega-embed.min.js").is_file(),
+    reason="the figures' scripts come from npm at build time: run `make _assets/vega/packages.txt` (or `make book`)")
+needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                    reason=f"no Chromium at {CHROMIUM}: install Debian's `chromium` (.ci/run does)")
+
+
+def figure_site(tmp_path, figures_html: list[str]) -> Path:
+    """A one-page site holding `figures_html`, loading the scripts that the book's _config.yml names
+    from a copy of _assets (our own script from its committed source, book_js/)."""
+    import yaml
+
+    site = tmp_path / "html"
+    shutil.copytree(VEGA_ASSETS, site / "_static" / "vega")
+    shutil.copy(ROOT / "book_js" / "vega-figures.js", site / "_static" / "vega" / "vega-figures.js")
+    scripts = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["html_js_files"]
+    head = "".join(f'<script src="_static/{script}"></script>' for script in scripts)
+    (site / "index.html").write_text(f'<!doctype html><html><head><meta charset="utf-8">{head}</head>'
+                                     f'<body>{"".join(figures_html)}</body></html>')
+    return site
+
+
+def random_attention_examples(lengths, layers: int, heads: int) -> list[dict]:
+    """`attention_figure`'s examples with random weights (each row sums to 1): sentence s has
+    `lengths[s]` = (source, target) tokens, named s{s}.{i} and t{s}.{i}."""
+    rng = np.random.default_rng(0)
+    return [{"sentence": f"sentence {s}", "source_tokens": [f"s{s}.{i}" for i in range(src)],
+             "target_tokens": [f"t{s}.{i}" for i in range(tgt)],
+             "weights": {kind: rng.dirichlet(np.ones(k), size=(layers, heads, q)) for kind, (q, k) in
+                         {"encoder": (src, src), "decoder": (tgt, tgt), "cross": (tgt, src)}.items()}}
+            for s, (src, tgt) in enumerate(lengths)]
+
+
+@needs_vega
+@needs_chromium
+def test_every_figure_draws_and_each_of_its_menus_and_sliders_changes_it(tmp_path):
+    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    examples = random_attention_examples([(4, 3), (6, 5)], layers=2, heads=2)
+    pages = [figures.positional_encoding_figure(16, 8).to_html(), figures.masks_figure().to_html(),
+             figures.schedule_figure().to_html(),
+             figures.training_curves_figure({"loss": [3.0, 2.0, 1.5], "val_loss": [3.1, 2.4, 2.2]}).to_html(),
+             figures.attention_figure(examples).to_html()]
+    assert check_site(figure_site(tmp_path, pages)) == []
+
+
+@needs_vega
+@needs_chromium
+def test_a_figure_that_is_not_drawn_or_a_menu_that_changes_nothing_is_reported(tmp_path):
+    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    broken_menu = figures.masks_figure().spec()
+    broken_menu["params"].append({"name": "unused", "value": 0,
+                                  "bind": {"input": "select", "options": [0, 1], "name": "unused"}})
+    invalid = copy.deepcopy(broken_menu)
+    invalid["transform"] = [{"filter": "datum.sequence === nowhere"}]  # a parameter the spec does not define
+    static = {"data": {"values": [{"epoch": 1, "loss": 3.0}, {"epoch": 2, "loss": 2.0}]}, "mark": "line",
+              "encoding": {"x": {"field": "epoch", "type": "quantitative"}, "y": {"field": "loss", "type": "quantitative"}}}
+    pages = [figures.figure_html(broken_menu, "broken-menu", "a menu bound to nothing"),
+             figures.figure_html(invalid, "invalid", "a filter on an undefined parameter"),
+             figures.figure_html(static, "static", "no menu, no slider, no hover")]
+    problems = check_site(figure_site(tmp_path, pages))
+    assert "index.html: figure static: it has no menu or slider, and the pointer over it changes nothing" in problems
+    assert "index.html: figure broken-menu: setting unused to 1 did not change the chart" in problems
+    assert "index.html: figure invalid: it could not be drawn (see the console error)" in problems
+    assert any(p.startswith("index.html: console error: vega-figure invalid:") for p in problems)
+    assert not any("figure broken-menu: setting sequence" in p for p in problems)  # its own menu works
+
+
+@needs_vega
+@needs_chromium
+def test_the_attention_heatmap_in_the_browser_shows_the_weights_of_the_sentence_layer_and_head_picked(tmp_path):
+    import functools
+    import http.server
+    import threading
+
+    from playwright.sync_api import sync_playwright
+    from site_check import FLAGS, QuietHandler
+
+    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    examples = random_attention_examples([(4, 3), (7, 5)], layers=2, heads=3)
+    site = figure_site(tmp_path, [figures.attention_figure(examples).to_html()])
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cells = """() => {
+        const cells = [];
+        (function walk(node) {
+            if (node.marktype === 'rect' && node.role === 'mark') {
+                node.items.forEach(item => cells.push([item.datum.query, item.datum.key, item.datum.weight]));
+            }
+            (node.items || []).forEach(walk);
+        })(document.querySelector('div.vega-figure').vegaView.scenegraph().root);
+        return cells;
+    }"""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html", wait_until="networkidle")
+        page.wait_for_function("() => document.querySelector('div.vega-figure').vegaView !== undefined")
+        for name, label in (("sentence", "sentence 1"), ("kind", "cross-attention: target queries, source keys"),
+                            ("layer", "2"), ("head", "3")):
+            page.locator(f".vega-bind:has(.vega-bind-name:text-is('{name}')) select").select_option(label=label)
+        page.wait_for_function(f"() => ({cells})().length === 5 * 7")
+        shown = np.zeros((5, 7))
+        for query, key, weight in page.evaluate(cells):
+            shown[query, key] = weight
+        labels = page.evaluate("[...document.querySelectorAll('div.vega-figure svg .role-axis-label text')]"
+                               ".map(t => t.textContent)")
+        browser.close()
+    server.shutdown()
+    np.testing.assert_allclose(shown, examples[1]["weights"]["cross"][1, 2], atol=5e-4)  # [target, source]
+    assert {f"s1.{i}" for i in range(7)} | {f"t1.{i}" for i in range(5)} <= set(labels)  # the tokens on the axes
