@@ -199,6 +199,59 @@ def test_imdb_has_12500_reviews_per_official_split_and_label():
 
 
 @requires_shared_data
+def test_no_movie_has_reviews_in_both_training_and_validation():
+    movies = imdb._read_movies(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
+    reviews = imdb._read_archive(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
+    movie_of_text = {}  # a review's text -> its movie; the few texts posted for two movies are left out
+    for part, review_id, label, text in reviews:
+        if part == "train":
+            movie_of_text.setdefault((imdb.clean_review(text), label), set()).add(movies[label, review_id])
+    movies_of = {split: {next(iter(movie_of_text[r])) for r in imdb.load_imdb(split) if len(movie_of_text[r]) == 1}
+                 for split in ("train", "validation")}
+    assert movies_of["train"].isdisjoint(movies_of["validation"])
+    assert 0.05 < len(movies_of["validation"]) / len(set(movies.values())) < 0.15
+    # A review-level split (the old one) shares nearly every movie: a movie has up to 30 reviews.
+    by_review = {split: {next(iter(m)) for r, m in movie_of_text.items() if len(m) == 1
+                         and (imdb.hash_bucket(r[0]) < imdb.VALIDATION_PERCENT) == (split == "validation")}
+                 for split in ("train", "validation")}
+    assert len(by_review["train"] & by_review["validation"]) > 0.5 * len(by_review["validation"])
+
+
+def test_a_review_url_names_its_movie():
+    assert imdb.movie_of("http://www.imdb.com/title/tt0453418/usercomments\n") == "tt0453418"
+    assert imdb.movie_of("http://example.org/other\n") == "http://example.org/other"
+
+
+def test_an_archive_without_url_lists_is_refused_with_what_is_missing(tmp_path):
+    path = tmp_path / "no-urls.tar.gz"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        data = b"http://www.imdb.com/title/tt0000001/usercomments\n"
+        info = tarfile.TarInfo("aclImdb/train/urls_pos.txt")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    path.write_bytes(gzip.compress(buffer.getvalue()))
+    with pytest.raises(tl.CorpusUnavailableError, match="lacks the URL lists.*found 1 lines"):
+        imdb._read_movies(path)
+
+
+def test_head_and_tail_truncation_keeps_both_ends():
+    ids = list(range(10))
+    assert imdb.truncated(ids, 6, "head") == [0, 1, 2, 3, 4, 5]
+    assert imdb.truncated(ids, 6, "head+tail") == [0, 1, 2, 7, 8, 9]
+    assert imdb.truncated(ids, 5, "head+tail") == [0, 1, 2, 8, 9]  # the odd one goes to the head
+    assert imdb.truncated(ids, 1, "head+tail") == [0]
+    assert imdb.truncated(ids[:4], 6, "head+tail") == [0, 1, 2, 3]  # short reviews stay whole
+    tokenizer = imdb.train_review_tokenizer(synthetic_reviews(300, seed=0), vocab_size=320)
+    review = [("great " * 40 + "awful " * 40, 1)]
+    encoded = tokenizer.encode(review[0][0])
+    ((ids, _),) = imdb.make_review_batches(review, tokenizer, max_length=10, truncate="head+tail").as_numpy_iterator()
+    assert ids[0].tolist() == [tl.START_ID, *encoded[:4], *encoded[-4:], tl.END_ID]
+    with pytest.raises(ValueError, match="truncate='tail' is not one of"):
+        imdb.make_review_batches(review, tokenizer, truncate="tail")
+
+
+@requires_shared_data
 def test_the_imdb_sample_is_a_subset_with_the_same_splits():
     sample = imdb.load_imdb("test", sample=True)
     assert len(sample) == 1000 and sum(label for _, label in sample) == 500

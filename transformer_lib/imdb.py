@@ -6,8 +6,12 @@ and half negative (rating <= 4). `load_imdb` reads them straight from the tarbal
       in the original layout), never downloading;
     - otherwise from the original archive, downloaded once with `keras.utils.get_file`.
 Both are checked against pinned sha256 sums. The validation split is carved from the official
-training split (by a hash of the review's id and label, so it never changes); the test split is
-never touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample instead (CI).
+training split *by movie*: the archive's URL lists name the movie of every review (line i of
+`urls_pos.txt` is positive review i), and the reviews of about 10% of the movies, chosen by a hash
+of the movie's IMDb id, are the validation split. The official splits share no movie; a review-level
+split would share nearly all of them (a movie has up to 30 reviews), so a model that memorised what
+the training reviews say of a film would score too well on validation. The test split is never
+touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample instead (CI).
 
 `make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length.
 """
@@ -33,26 +37,32 @@ IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
 IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 LOCAL_ARCHIVE = ("aclImdb/aclImdb_v1_text.tar.gz", "f6ef6e1130f1a14f91181bd9ca6a188ed4aa5ae3de5b6751f5e700da1adea76a")
 LOCAL_SAMPLE = ("aclImdb/imdb_sample_2000.jsonl", "202fcc9bb2dca37635c3508484e096c092939c55c3d8d4a48e5a1c84d0bf8f27")
-VALIDATION_PERCENT = 10  # of the official training split
+VALIDATION_PERCENT = 10  # of the official training split's movies
 LABELS = {"neg": 0, "pos": 1}
+TRUNCATIONS = ("head", "head+tail")  # which tokens of a long review make_review_batches keeps
 _REVIEW_PATH = re.compile(r"aclImdb/(train|test)/(pos|neg)/(\d+)_(\d+)\.txt$")
+_URLS_PATH = re.compile(r"aclImdb/train/urls_(pos|neg)\.txt$")
+_MOVIE = re.compile(r"/title/(tt\d+)/")
 
 
 def load_imdb(split: str = "train", sample: bool = False) -> list[tuple[str, int]]:
     """(review text, label) pairs of one split; label 1 = positive, 0 = negative.
 
     Args:
-        split: "train" (90% of the official training reviews), "validation" (the other 10%) or "test".
+        split: "train" (the official training reviews of about 90% of its movies), "validation" (those
+            of the other movies) or "test" (the official test reviews, whose movies are others again).
         sample: read the 2,000-review sample (TRANSFORMER_BOOK_DATA only): 1,000 official training
-            reviews (split 90/10 the same way) and 1,000 test reviews.
+            reviews (split by movie the same way) and 1,000 test reviews.
 
     The text is cleaned by `clean_review` (the reviews' `<br />` tags become line breaks).
     """
     require_split(split)
     reviews = _read_sample(_sample_path()) if sample else _read_archive(_archive_path())
-    official = "test" if split == "test" else "train"
+    if split == "test":
+        return [(clean_review(text), label) for part, _, label, text in reviews if part == "test"]
+    movies = _read_movies(_archive_path())  # the sample's movies too: the archive lies beside it
     return [(clean_review(text), label) for part, review_id, label, text in reviews
-            if part == official and (split == "test" or _carved_split(review_id, label) == split)]
+            if part == "train" and _carved_split(movies[label, review_id]) == split]
 
 
 def clean_review(text: str) -> str:
@@ -62,10 +72,16 @@ def clean_review(text: str) -> str:
     return re.sub(r"[ \t]*<br\s*/?>[ \t]*", "\n", text).strip()
 
 
-def _carved_split(review_id: int, label: int) -> str:
-    """train or validation for an official training review, by a hash of its id and label (the id
-    alone is not unique: positive and negative reviews are numbered separately)."""
-    return "validation" if hash_bucket(f"{label}/{review_id}") < VALIDATION_PERCENT else "train"
+def _carved_split(movie: str) -> str:
+    """train or validation for the reviews of one movie of the official training split, by a hash
+    of the movie's IMDb id: all reviews of a movie fall into the same split."""
+    return "validation" if hash_bucket(movie) < VALIDATION_PERCENT else "train"
+
+
+def movie_of(url: str) -> str:
+    """The IMDb id ("tt0453418") in a review's URL (".../title/tt0453418/usercomments"), else the URL."""
+    match = _MOVIE.search(url)
+    return match.group(1) if match else url.strip()
 
 
 def _archive_path() -> Path:
@@ -88,6 +104,14 @@ def _sample_path() -> Path:
                       "load_imdb(split) without sample=True for the full dataset.")
 
 
+READ_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError)
+
+
+def _damaged(path: Path, error: Exception) -> CorpusUnavailableError:
+    return CorpusUnavailableError(f"{path} is truncated or damaged ({type(error).__name__}: {error}). Delete it and "
+                                  f"download {IMDB_URL} again (or restore the original copy).")
+
+
 @functools.cache
 def _read_archive(path: Path) -> list[tuple[str, int, int, str]]:
     """(official split, review id, label, raw text) of every labeled review in an aclImdb tarball."""
@@ -101,11 +125,8 @@ def _read_archive(path: Path) -> list[tuple[str, int, int, str]]:
                 part, label, review_id, _ = match.groups()
                 text = archive.extractfile(member).read().decode("utf-8")
                 reviews.append((part, int(review_id), LABELS[label], text))
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
-        raise CorpusUnavailableError(
-            f"{path} is truncated or damaged ({type(error).__name__}: {error}). Delete it and download "
-            f"{IMDB_URL} again (or restore the original copy)."
-        ) from error
+    except READ_ERRORS as error:
+        raise _damaged(path, error) from error
     counts = Counter((part, label) for part, _, label, _ in reviews)
     if sorted(counts.values()) != [12_500] * 4:
         raise CorpusUnavailableError(
@@ -113,6 +134,28 @@ def _read_archive(path: Path) -> list[tuple[str, int, int, str]]:
             "it is incomplete or another dataset. Download the original archive again."
         )
     return sorted(reviews)
+
+
+@functools.cache
+def _read_movies(path: Path) -> dict[tuple[int, int], str]:
+    """{(label, review id): movie} for the official training reviews, from the archive's URL lists
+    (near its start, so only they are read)."""
+    movies = {}
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            for member in archive:
+                match = _URLS_PATH.search(member.name)
+                if match:
+                    lines = archive.extractfile(member).read().decode("utf-8").splitlines()
+                    movies.update({(LABELS[match.group(1)], i): movie_of(url) for i, url in enumerate(lines)})
+                if len(movies) == 25_000:
+                    return movies
+    except READ_ERRORS as error:
+        raise _damaged(path, error) from error
+    raise CorpusUnavailableError(
+        f"{path} lacks the URL lists aclImdb/train/urls_pos.txt and urls_neg.txt (12,500 lines each), which "
+        f"name each training review's movie (found {len(movies):,} lines). Download the original archive again."
+    )
 
 
 @functools.cache
@@ -134,18 +177,24 @@ def make_review_batches(
     batch_tokens: int = 8192,
     shuffle: bool = True,
     seed: int = 0,
+    truncate: str = "head",
 ) -> tf.data.Dataset:
     """Batches `(token_ids [batch, len], labels [batch])` for `model.fit`, 0 = padding.
 
-    Every review becomes START, its first `max_length - 2` subword ids, END: longer reviews are
-    truncated (their beginning kept), never dropped. Reviews of similar length share a batch of
-    about `batch_tokens` tokens, so little of it is padding.
+    Every review becomes START, at most `max_length - 2` of its subword ids, END: longer reviews are
+    truncated, never dropped. `truncate="head"` keeps their beginning; "head+tail" keeps the first
+    and the last ids, half of the room each (Sun et al. 2019: reviewers often sum up at the end).
+    Reviews of similar length share a batch of about `batch_tokens` tokens, so little of it is padding.
     """
     if not reviews:
         raise ValueError("make_review_batches needs at least one (text, label) review.")
     if max_length < 3:
         raise ValueError(f"max_length={max_length} leaves no room for a token between START and END; use >= 3.")
-    ids = [[START_ID, *row[: max_length - 2], END_ID] for row in tokenizer.encode([text for text, _ in reviews])]
+    if truncate not in TRUNCATIONS:
+        raise ValueError(f"truncate={truncate!r} is not one of {TRUNCATIONS}: keep the head of a long review, or its "
+                         "head and its tail.")
+    ids = [[START_ID, *truncated(row, max_length - 2, truncate), END_ID]
+           for row in tokenizer.encode([text for text, _ in reviews])]
     labels = tf.constant([label for _, label in reviews], tf.int32)
     dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(ids), labels)).map(lambda x, y: (x, y))  # dense rows
     if shuffle:
@@ -153,3 +202,12 @@ def make_review_batches(
     dataset = bucket_by_length(dataset, [len(row) for row in ids], lambda x, y: tf.shape(x)[0], max_length,
                                batch_tokens=batch_tokens)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def truncated(ids: list[int], room: int, truncate: str = "head") -> list[int]:
+    """At most `room` of `ids`: the first ones ("head"), or the first `room - room // 2` and the last
+    `room // 2` ("head+tail")."""
+    if len(ids) <= room or truncate == "head":
+        return ids[:room]
+    tail = room // 2
+    return ids[: room - tail] + (ids[-tail:] if tail else [])
