@@ -12,7 +12,11 @@ Measured side by side in one process, so that the *ratios* mean something on a s
    greedy (`benchmarks.decode_speed`);
 4. distance to the limit: the float32 matmul peak and the share of it a training step of the base
    model reaches (`benchmarks.limit`);
-5. peak resident memory of that training step (`benchmarks.memory`).
+5. peak resident memory of that training step (`benchmarks.memory`);
+6. time to quality: minutes of training until the validation BLEU first reaches 20, our recipe
+   against the TensorFlow tutorial's (`benchmarks.time_to_quality`). It takes up to two hours, so
+   `make bench` shows its last record (`benchmarks/time_to_quality.json`, with its own date and
+   machine) and `--time-to-quality` measures it again in this run (`make bench-quality`).
 
 `--toy` runs the same code at toy sizes on the synthetic corpus in a minute or two (the test
 suite does this, so the harness cannot rot); its numbers mean nothing.
@@ -78,10 +82,11 @@ def versions() -> dict:
             "keras_hub": keras_hub.__version__, "numpy": numpy.__version__}
 
 
-def run(config: dict, log=print) -> dict:
-    """Run every benchmark with `config` (FULL or TOY) and return all the numbers."""
+def run(config: dict, log=print, quality: str = "stored") -> dict:
+    """Run every benchmark with `config` (FULL or TOY) and return all the numbers. `quality`: "stored"
+    adds the last time-to-quality record, "measure" measures it again, "none" leaves it out."""
     import transformer_lib as tl
-    from benchmarks import decode_speed, limit, load_average, memory, padding, processor, throughput
+    from benchmarks import decode_speed, limit, load_average, memory, padding, processor, throughput, time_to_quality
     from transformer_lib.machine import describe_machine
 
     started = time.perf_counter()
@@ -125,6 +130,12 @@ def run(config: dict, log=print) -> dict:
     results["memory"] = memory.measure(spec["preset"], spec["batch"], spec["length"], spec["vocab_size"],
                                        config["ours_jit"])
 
+    if quality == "measure":
+        section("time to quality: our recipe and the TF tutorial's, until validation BLEU 20 (up to two hours)")
+        results["time_to_quality"] = time_to_quality.main([])
+    elif quality == "stored" and time_to_quality.DEFAULT_OUT.is_file():
+        results["time_to_quality"] = {**json.loads(time_to_quality.DEFAULT_OUT.read_text()), "measured_separately": True}
+
     section("end")
     results["load_average_at_end"] = load_average()
     names = list(sections)
@@ -152,6 +163,11 @@ def ratios(results: dict) -> dict:
     out["beam_cost"] = results["decode"]["beam"]["beam_cost"]
     out["beam_cost_xla"] = results["decode"]["beam"]["beam_cost_xla"]
     out["fraction_of_matmul_peak"] = results["limit"]["fraction_of_peak"]
+    quality = results.get("time_to_quality")
+    if quality:
+        ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in ("ours", "TF tutorial"))
+        if ours is not None:  # the tutorial's recipe not within its budget: the budget bounds the ratio from below
+            out["time_to_quality_tutorial_over_ours"] = (theirs or quality["budget_minutes"]) / ours
     return out
 
 
@@ -202,22 +218,49 @@ def format_table(results: dict) -> str:
     row(f"peak RSS, {mem['preset']} training step", f"{mem['peak_rss_bytes'] / 2**20:,.0f} MiB",
         f"{mem['training_state_bytes'] / 2**20:,.0f} MiB (16 B/param)", "")
 
+    quality = results.get("time_to_quality")
+    if quality:
+        row(*time_to_quality_row(quality))
+
     header = ("benchmark", "ours", "peer / reference", "ratio")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
     line = lambda r: "  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:]))]).rstrip()
     return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
 
 
+def time_to_quality_row(quality: dict) -> tuple[str, str, str, str]:
+    """The table's row for a time-to-quality record: minutes of ours, of the TF tutorial's recipe, and
+    how many times sooner ours got there (a lower bound when the tutorial's did not within its budget)."""
+    budget = quality["budget_minutes"]
+    ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in ("ours", "TF tutorial"))
+    shown = [f"{m:.1f} min" if m is not None else f"not in {budget:g} min" for m in (ours, theirs)]
+    if ours is None:
+        ratio = ""
+    elif theirs is None:
+        ratio = f"> {budget / ours:.1f}x sooner"
+    else:
+        ratio = f"{theirs / ours:.2f}x sooner"
+    date = f", measured {quality['date'][:10]}" if quality.get("measured_separately") and "date" in quality else ""
+    return (f"minutes of training to validation BLEU {quality['target_bleu']:g} vs TF tutorial recipe{date}",
+            *shown, ratio)
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write the results (JSON)")
     parser.add_argument("--toy", action="store_true", help="toy sizes on the synthetic corpus (tests)")
+    parser.add_argument("--time-to-quality", action="store_true",
+                        help="measure the time to quality again in this run (up to two hours more)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")  # each measurement builds its own step function, on purpose: no retracing notes
-    results = run(TOY if args.toy else FULL, log=lambda text: print(f"[bench] {text}", file=sys.stderr, flush=True))
+    quality = "measure" if args.time_to_quality else ("none" if args.toy else "stored")
+    if args.toy and args.time_to_quality:
+        parser.error("--time-to-quality has no toy size here: run `python -m benchmarks.time_to_quality --toy`")
+    results = run(TOY if args.toy else FULL, log=lambda text: print(f"[bench] {text}", file=sys.stderr, flush=True),
+                  quality=quality)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"Benchmarks on {results['machine']} ({results['processor']}), {results['date']}")

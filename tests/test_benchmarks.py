@@ -38,6 +38,26 @@ def test_the_whole_benchmark_harness_runs_at_toy_size_and_stores_every_ratio(tmp
     assert stored["memory"]["peak_rss_bytes"] >= stored["memory"]["rss_after_build_bytes"] > 0
 
 
+def test_the_time_to_quality_row_says_how_much_sooner_or_gives_a_bound():
+    from benchmarks.__main__ import ratios, time_to_quality_row
+
+    def record(ours, theirs):
+        return {"budget_minutes": 60.0, "target_bleu": 20.0, "date": "2026-11-23T18:00:00+00:00",
+                "measured_separately": True,
+                "runs": {"ours": {"minutes_to_target": ours}, "TF tutorial": {"minutes_to_target": theirs}}}
+
+    name, ours, theirs, ratio = time_to_quality_row(record(40.0, 50.0))
+    assert (ours, theirs, ratio) == ("40.0 min", "50.0 min", "1.25x sooner")
+    assert name == "minutes of training to validation BLEU 20 vs TF tutorial recipe, measured 2026-11-23"
+    assert time_to_quality_row(record(40.0, None))[1:] == ("40.0 min", "not in 60 min", "> 1.5x sooner")
+    assert time_to_quality_row(record(None, None))[1:] == ("not in 60 min", "not in 60 min", "")
+    base = {"throughput": [], "padding": {"padded_batch": 0.6, "bucketing": 0.1},
+            "decode": {"kv_cache": [{"length": 4, "speedup": 2.0, "speedup_xla": 3.0}],
+                       "beam": {"beam_cost": 1.5, "beam_cost_xla": 4.0}}, "limit": {"fraction_of_peak": 0.5}}
+    assert ratios({**base, "time_to_quality": record(40.0, None)})["time_to_quality_tutorial_over_ours"] == 1.5
+    assert "time_to_quality_tutorial_over_ours" not in ratios({**base, "time_to_quality": record(None, 30.0)})
+
+
 def test_the_flop_count_matches_the_models_own_matrix_weights():
     """Without the attention terms, a forward pass costs 2 FLOPs per matrix weight per position:
     checked against the kernels the model really holds (biases, norms and embeddings excluded)."""
