@@ -33,17 +33,10 @@ def _wait(outputs) -> None:
 
 
 def processor() -> str:
-    """The CPU model name from /proc/cpuinfo (Linux), else what `platform` knows."""
-    import platform
-    from pathlib import Path
+    """The CPU's model name and its widest vector instructions (`transformer_lib.machine.cpu_model`)."""
+    from transformer_lib.machine import cpu_model
 
-    try:
-        for text in Path("/proc/cpuinfo").read_text().splitlines():
-            if text.startswith("model name"):
-                return text.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return cpu_model()
 
 
 def load_average() -> list[float] | None:

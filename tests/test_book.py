@@ -352,3 +352,14 @@ def test_the_bert_masking_exercise_checks_rules_and_shares():
         exercises.check_bert_masking(lambda ids, m, rng: _bert_masking(ids, m, rng, mask_share=1.0))
     with pytest.raises(AssertionError, match="chosen / real tokens"):
         exercises.check_bert_masking(lambda ids, m, rng: _bert_masking(ids, m, rng, rate=0.3))
+
+
+def test_the_machine_line_names_the_cpu_and_its_widest_vector_instructions():
+    from transformer_lib.machine import cpu_model
+
+    zen4 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx avx2 avx512f avx512bw\n\nprocessor\t: 1\n"
+    assert cpu_model(zen4) == "AMD EPYC with AVX-512"
+    zen3 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx avx2 fma\n"
+    assert cpu_model(zen3) == "AMD EPYC with AVX2"
+    assert cpu_model("model name\t: Old CPU\nflags\t\t: fpu sse2\n") == "Old CPU"
+    assert cpu_model("") != ""  # no /proc/cpuinfo: what platform knows
