@@ -103,3 +103,95 @@ def test_stored_outputs_come_from_a_complete_clean_run(path):
     assert not re.search(r"/(work|root|tmp|home)/[A-Za-z]", outputs), "an output shows a path of this machine"
     assert "application/vnd.jupyter.widget-view+json" not in outputs  # the site cannot show live widgets
     assert "Run with " in outputs  # the line that names the mode and the hardware (describe_run)
+
+
+# --- Numbers in the prose come from the outputs -------------------------------------------------
+# A number the prose quotes (a decimal, a number with thousands separators, a percentage, a ratio
+# like 4.8x; not small integers, which are mostly counts of things the text names) must be
+# one that an output of the same chapter shows, at the prose's precision, or within 5% after
+# "about"; so a re-run that changes a result fails here until the text follows. Section numbers
+# (§3.4, "section 3.2.1"), maths and the solution boxes (worked arithmetic) are not quotes. What
+# the prose may state without an output showing it is listed here, each with where it comes from.
+NOT_FROM_OUTPUTS = {
+    "01_data": {"90": "the split's 90/5/5 proportions (a setting of the library)"},
+    "02_positional_encoding": {"25.7": "the paper's Table 3, row (E)", "25.8": "the paper's Table 3, row (E)"},
+    "06_assembling": {"3": "the 3% bound the text states for Table 3's counts",
+                      "18.9": "arithmetic in the text: 37,000 x 512"},
+    "07_training": {"37,000": "the paper's vocabulary (§5.1)", "0.0028": "the schedule's formula at warm-up 2,000",
+                    "0.0014": "the schedule's formula at warm-up 4,000", "90": "1 - label smoothing 0.1"},
+    "08_translating": {"27.3": "the paper's base-model BLEU (Table 2)", "4.5": "the paper's WMT 2014 pairs (§5.1)",
+                       "4,000": "the paper's warm-up steps (§5.3)",
+                       "17,500": "chapter 7's training pairs (17,456, its output)",
+                       "25,000": "the news corpus's training pairs (chapter 1 counts them)"},
+    "09_imdb_bert": {"50,000": "the dataset's size (Maas et al. 2011)", "10": "the validation share; BERT's 10%",
+                     "2,000": "the quick-mode sample, a setting", "1,000": "the quick-mode sample's test half",
+                     "15": "BERT's masking rate (Devlin et al. 2019)", "80": "BERT's [MASK] share",
+                     "3,072": "BERT-base's feed-forward width", "4,096": "BERT-large's feed-forward width",
+                     "30,522": "BERT's WordPiece vocabulary", "0.88": "the accuracy we aim for (the Keras example's)",
+                     "8,000": "the vocabulary size, a setting (printed as 8000)"},
+    "10_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
+                       "199.5": "history: chapter 8's run before top_k replaced the sort",
+                       "56.6": "history: chapter 8's run before top_k replaced the sort",
+                       "8.5": "history: this benchmark before top_k replaced the sort"},
+}
+QUOTED_NUMBER = re.compile(r"(?<![\w.,§])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d+(?=%))(?=x\b|[^\w]|$)")  # 4.8x too
+NOT_A_QUOTE = re.compile(r"```\{admonition\} Solution.*?```|\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|(?:§|[Ss]ections? )[\d.]+",
+                         re.S)
+
+
+def _output_text(cell) -> str:
+    texts = []
+    for output in cell.get("outputs", []):
+        if "application/vnd.vegalite.v5+json" in output.get("data", {}):
+            continue  # an interactive figure: its data hold numbers of every kind, none of them quoted
+        for text in (output.get("text"), output.get("data", {}).get("text/plain"), output.get("data", {}).get("text/html")):
+            if text:
+                texts.append("".join(text) if isinstance(text, list) else text)
+    return "\n".join(texts)
+
+
+def unquoted_numbers(cells) -> list[tuple[str, str]]:
+    """(number, its context) for every number in the markdown of `cells` that no output shows."""
+    shown = {float(n.replace(",", "")) for c in cells if c["cell_type"] == "code"
+             for n in QUOTED_NUMBER.findall(_output_text(c))}
+    missing = []
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = NOT_A_QUOTE.sub(" ", source(cell))
+        for match in QUOTED_NUMBER.finditer(text):
+            number = match.group(0)
+            value = float(number.replace(",", ""))
+            digits = len(number.split(".")[1]) if "." in number else 0
+            about = re.search(r"(about|nearly|almost|roughly|~)\s*$", text[: match.start()])
+            if any(round(x, digits) == value or (about and abs(x - value) <= 0.05 * abs(value)) for x in shown):
+                continue
+            missing.append((number, " ".join(text[max(0, match.start() - 50): match.end() + 20].split())))
+    return missing
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_numbers_in_the_prose_are_shown_by_an_output(path):
+    allowed = NOT_FROM_OUTPUTS.get(path.stem, {})
+    missing = [(n, where) for n, where in unquoted_numbers(json.loads(path.read_text())["cells"]) if n not in allowed]
+    assert not missing, ("the prose quotes numbers that no output of the chapter shows (re-read the outputs, "
+                         "or list a cited number in NOT_FROM_OUTPUTS with its source): " + "; ".join(
+                             f"{n} in '...{where}...'" for n, where in missing))
+
+
+def test_the_prose_number_check_catches_a_stale_number_and_accepts_rounding():
+    def cells(prose, output):
+        return [{"cell_type": "code", "source": [], "outputs": [{"output_type": "stream", "text": [output]}]},
+                {"cell_type": "markdown", "source": [prose]}]
+
+    assert unquoted_numbers(cells("BLEU 29.46 on 916 sentences", "BLEU 29.46 (916 sentences)")) == []
+    assert unquoted_numbers(cells("BLEU 29.5, 45% cut", "BLEU 29.46; 45% of the reviews are cut")) == []  # rounded
+    assert [n for n, _ in unquoted_numbers(cells("BLEU 11.9 after 30 epochs", "BLEU 29.46"))] == ["11.9"]
+    assert [n for n, _ in unquoted_numbers(cells("BLEU 29.4", "BLEU 29.46"))] == ["29.4"]  # wrong rounding
+    assert [n for n, _ in unquoted_numbers(cells("beam costs 13x greedy, 2.2x", "4.8x; 2.2x"))] == []  # 13: no decimal
+    assert [n for n, _ in unquoted_numbers(cells("beam costs 13.0x greedy", "4.8x"))] == ["13.0"]
+    assert unquoted_numbers(cells("about 17,500 pairs", "17,456 pairs")) == []
+    assert [n for n, _ in unquoted_numbers(cells("17,500 pairs", "17,456 pairs"))] == ["17,500"]  # no "about"
+    assert unquoted_numbers(cells("§3.4 and section 3.2.1, $0.5$, `1.25`", "")) == []
+    solution = "```{admonition} Solution to exercise 1\n:class: dropdown\n`x` is 8.4 million\n```\nBLEU 3.5"
+    assert [n for n, _ in unquoted_numbers(cells(solution, ""))] == ["3.5"]
