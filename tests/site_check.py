@@ -124,14 +124,8 @@ def figure_problems(page, timeout_ms: int = 5000) -> list[str]:
             problems.append(f"figure {name}: {why}")
             continue
         inputs = page.evaluate(_INPUTS, i)
-        if inputs == 0:  # a figure without menus or sliders is explored with the pointer: hovering must show something
-            before = page.evaluate(_PICTURE, i)
-            page.locator("div.vega-figure").nth(i).locator("svg.marks, canvas").first.hover()
-            try:
-                page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
-                                       timeout=timeout_ms)
-            except PlaywrightTimeout:
-                problems.append(f"figure {name}: it has no menu or slider, and the pointer over it changes nothing")
+        if inputs == 0 and not _hovering_changes(page, i, timeout_ms):  # explored with the pointer instead
+            problems.append(f"figure {name}: it has no menu or slider, and the pointer over it changes nothing")
         for j in range(inputs):
             before = page.evaluate(_PICTURE, i)
             changed = page.evaluate(_CHANGE, [i, j])
@@ -143,6 +137,29 @@ def figure_problems(page, timeout_ms: int = 5000) -> list[str]:
             except PlaywrightTimeout:
                 problems.append(f"figure {name}: setting {changed[0]} to {changed[1]} did not change the chart")
     return problems
+
+
+# Where the pointer goes over a figure without menus, as fractions of its width and height: the middle
+# first, then the middle of each column of panels (the middle of two panels side by side is the gap).
+HOVER_POINTS = ((0.5, 0.5), (0.25, 0.5), (0.75, 0.5), (0.25, 0.25), (0.75, 0.25))
+
+
+def _hovering_changes(page, i: int, timeout_ms: int) -> bool:
+    """Whether moving the pointer over figure `i` changes what it shows, at one of HOVER_POINTS."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    chart = page.locator("div.vega-figure").nth(i).locator("svg.marks, canvas").first
+    box = chart.bounding_box()
+    before = page.evaluate(_PICTURE, i)
+    for x, y in HOVER_POINTS:
+        chart.hover(position={"x": box["width"] * x, "y": box["height"] * y})
+        try:
+            page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
+                                   timeout=timeout_ms / len(HOVER_POINTS))
+            return True
+        except PlaywrightTimeout:
+            continue
+    return False
 
 
 def student_edition_problems(html: Path, page_path: str, colab_hrefs: list[str]) -> list[str]:

@@ -95,6 +95,9 @@ def test_every_figure_draws_and_each_of_its_menus_and_sliders_changes_it(tmp_pat
     pages = [figures.positional_encoding_figure(16, 8).to_html(), figures.masks_figure().to_html(),
              figures.schedule_figure().to_html(),
              figures.training_curves_figure({"loss": [3.0, 2.0, 1.5], "val_loss": [3.1, 2.4, 2.2]}).to_html(),
+             # two panels side by side, as chapter 9 draws them: the middle of the figure is the gap between them
+             figures.training_curves_figure({"loss": [0.5, 0.3, 0.2], "accuracy": [0.7, 0.8, 0.9],
+                                             "val_loss": [0.4, 0.4, 0.5], "val_accuracy": [0.8, 0.8, 0.7]}).to_html(),
              figures.attention_figure(examples).to_html()]
     assert check_site(figure_site(tmp_path, pages)) == []
 
