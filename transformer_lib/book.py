@@ -64,8 +64,12 @@ def describe_environment() -> str:
     return f"{device}\nTensorFlow {tf.__version__}\nKeras {keras.__version__}"
 
 
-def execute(paths: list[str], timeout: int = 3600) -> None:
-    """Run chapters top to bottom in a fresh kernel each and store their outputs (`make execute`)."""
+def execute(paths: list[str], timeout: int = 4 * 3600) -> None:
+    """Run chapters top to bottom in a fresh kernel each and store their outputs (`make execute`).
+
+    `timeout`: seconds one cell may take. Chapter 7's training is one cell: 52 minutes on a fast
+    2-core CPU, about twice that on a slow one, so the limit only catches a cell that hangs.
+    """
     import nbclient
     import nbformat
 
