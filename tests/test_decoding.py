@@ -164,6 +164,17 @@ def test_attention_weights_of_a_translation_longer_than_max_length_cover_its_fir
     assert result["target_pieces"][:3] == ["<s>", *tiny.target_tokenizer.pieces("nine thousand")[:2]]
 
 
+def test_attention_weights_of_a_source_cut_to_max_length_end_with_the_end_token(tiny):
+    """The model sees a cut source as its first pieces and then END: so must the plot's labels."""
+    text = "тысяча " * 40
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cut is announced with a warning
+        result = tiny.attention_weights(text, translation="one")
+    assert result["weights"].shape[3] == len(result["source_pieces"]) == tiny.max_length
+    assert result["source_pieces"][-1] == "</s>"
+    assert result["source_pieces"][1:3] == tiny.source_tokenizer.pieces(text)[:2]
+
+
 def test_references_of_repeated_sources_are_grouped():
     sources, streams = group_references([("a", "x"), ("b", "y"), ("a", "z")])
     assert sources == ["a", "b"] and streams == [["x", "y"], ["z", None]]
@@ -199,7 +210,7 @@ def test_saved_model_serves_strings_with_the_translators_greedy_output(tiny, tmp
 
     from transformer_lib.export import export_saved_model
 
-    texts = [s for s, _ in tl.load_parallel_corpus("synthetic", "test")[:25]] + ["", "   ", "тысяча " * 40]
+    texts = [s for s, _ in tl.load_parallel_corpus("synthetic", "test")[:25]] + ["", "   ", "\u00a0", "\u3000 ", "тысяча " * 40]
     export_saved_model(tiny, tmp_path / "saved")
     served = tf.saved_model.load(str(tmp_path / "saved")).signatures["serving_default"](texts=tf.constant(texts))
     with warnings.catch_warnings():

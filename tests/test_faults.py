@@ -301,6 +301,8 @@ def test_sizes_that_cannot_work_are_refused_by_the_library():
         tl.train_tokenizers(pairs, vocab_size=0)
     with pytest.raises(ValueError, match="batch_tokens must be a positive integer, got 0"):
         tl.make_batches(pairs, tl.train_tokenizers(pairs, vocab_size=300), batch_tokens=0)
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, got 0"):
+        tl.make_batches(pairs, tl.train_tokenizers(pairs, vocab_size=300), batch_size=0, batch_tokens=None)
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,14 @@ def test_loss_and_accuracy_ignore_padding_columns(rng):
     assert float(masked_accuracy(labels, np.eye(7)[labels] * 5.0)) == 1.0
 
 
+def test_masked_loss_called_eagerly_equals_masked_loss(rng):
+    """Keras's Loss.__call__ hands the labels over as floats; the ids must still be read as ids."""
+    labels = np.array([[5, 6, 2, 0], [7, 2, 0, 0]])
+    logits = rng.normal(size=(2, 4, 10)).astype("float32")
+    assert float(MaskedLoss(label_smoothing=0.2)(labels, logits)) == pytest.approx(
+        float(masked_loss(labels, logits, 0.2)), rel=1e-6)
+
+
 def test_masked_loss_serializes_for_compile():
     loss = MaskedLoss(label_smoothing=0.2)
     assert keras.losses.deserialize(keras.losses.serialize(loss)).label_smoothing == 0.2
@@ -278,6 +286,24 @@ def test_kept_epochs_are_in_numeric_order_past_epoch_999(tmp_path):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
     assert selection.kept_epochs(tmp_path) == [998, 999, 1000]
+
+
+def test_a_negative_number_of_kept_epochs_is_refused(synthetic_batches, tmp_path):
+    tokenizers, dataset = synthetic_batches
+    with pytest.raises(ValueError, match="keep_weights must be a positive integer, got -1"):
+        train(small_model(tokenizers), dataset, dataset, epochs=1, keep_weights=-1, checkpoint_dir=tmp_path, verbose=0)
+    with pytest.raises(ValueError, match="average_last must be a positive integer, got 0"):
+        selection.select_weights(small_model(tokenizers), tmp_path, lambda model: 1.0, average_last=0)
+
+
+def test_resuming_with_validation_a_run_trained_without_it_is_refused(synthetic_batches, tmp_path):
+    """Its history has no val_loss for the epochs done: the epochs and their scores would not line up."""
+    tokenizers, dataset = synthetic_batches
+    train(small_model(tokenizers), dataset, epochs=1, optimizer=make_optimizer(32, 50), checkpoint_dir=tmp_path,
+          verbose=0)
+    with pytest.raises(ValueError, match="recorded no val_loss, val_accuracy for its first 1 epoch.*trained without"):
+        train(small_model(tokenizers), dataset, dataset, epochs=2, optimizer=make_optimizer(32, 50),
+              checkpoint_dir=tmp_path, verbose=0)
 
 
 @pytest.mark.parametrize("options", [dict(keep_weights=2), dict(score=lambda model: 1.0),

@@ -67,7 +67,12 @@ def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[st
         return empty
     saved = json.loads(path.read_text())
     kept = sum(1 for e in saved["epoch"] if e <= epochs_done)
-    return {name: saved.get(name, [])[:kept] for name in empty}
+    missing = [name for name in empty if len(saved.get(name, [])) < kept]
+    if missing:
+        raise ValueError(f"The run in {checkpoint_dir} recorded no {', '.join(missing)} for its first {kept} epoch(s): "
+                         "it was trained without that validation or score. Resume it as it was trained, or start "
+                         "afresh in another checkpoint_dir.")
+    return {name: saved[name][:kept] for name in empty}
 
 
 def restore_newest_intact(checkpoint: tf.train.Checkpoint, manager: tf.train.CheckpointManager) -> str | None:

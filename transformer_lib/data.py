@@ -77,7 +77,10 @@ def make_batches(
     """
     if (batch_size is None) == (batch_tokens is None):
         raise ValueError("Give exactly one of batch_size (sentences per batch) or batch_tokens (tokens per batch).")
-    require_positive_int("batch_size" if batch_tokens is None else "batch_tokens", batch_size or batch_tokens)
+    if batch_tokens is None:
+        require_positive_int("batch_size", batch_size)
+    else:
+        require_positive_int("batch_tokens", batch_tokens)
     require_max_length(max_length)
     kept = _encode_and_filter(pairs, tokenizers, max_length, verbose)
     dataset = tf.data.Dataset.from_tensor_slices((ragged_rows([s for s, _ in kept]), ragged_rows([t for _, t in kept])))

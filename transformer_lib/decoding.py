@@ -269,7 +269,7 @@ class Translator:
         encoder_output = self.model.encoder(sources, training=False)
         _, weights = self.model.decoder(target[:, :-1], encoder_output, sources, training=False)
         return {
-            "source_pieces": ["<s>", *self.source_tokenizer.pieces(text), "</s>"][: sources.shape[1]],
+            "source_pieces": ["<s>", *self.source_tokenizer.pieces(text)[: sources.shape[1] - 2], "</s>"],  # cut as encoded
             "target_pieces": ["<s>", *self.target_tokenizer.pieces(translation)][: target.shape[1] - 1],
             "weights": np.stack([np.asarray(w[0]) for w in weights]),
         }

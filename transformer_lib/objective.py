@@ -103,7 +103,8 @@ class MaskedLoss(keras.losses.Loss):
         self.label_smoothing = label_smoothing
 
     def call(self, y_true, y_pred):
-        return masked_loss(y_true, y_pred, self.label_smoothing)
+        # Keras's Loss.__call__ has already converted y_true to the loss's float dtype: back to ids.
+        return masked_loss(ops.cast(y_true, "int32"), y_pred, self.label_smoothing)
 
     def get_config(self):
         return {**super().get_config(), "label_smoothing": self.label_smoothing}

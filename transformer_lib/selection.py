@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from transformer_lib._checks import require_positive_int
+
 WEIGHTS_DIR = "weights"  # in the checkpoint folder: one weights file per kept epoch, and the best one
 BEST = "best.weights.h5"
 
@@ -78,6 +80,7 @@ def select_weights(model, directory: Path, score, average_last: int = 5, verbose
     Returns:
         `{"scores": {candidate: score}, "chosen": candidate}`.
     """
+    require_positive_int("average_last", average_last)
     directory = Path(directory)
     epochs = kept_epochs(directory)
     if not epochs:

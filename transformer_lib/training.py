@@ -95,6 +95,8 @@ def train(
         when it resumes (kept in `checkpoint_dir/history.json`).
     """
     require_positive_int("epochs", epochs)
+    if keep_weights:
+        require_positive_int("keep_weights", keep_weights)
     if (keep_weights or score is not None) and (val_ds is None or (keep_weights and checkpoint_dir is None)):
         raise ValueError("keep_weights and score judge epochs on val_ds (and keep_weights writes into "
                          "checkpoint_dir): give those too, or leave keep_weights and score out.")
