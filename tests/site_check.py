@@ -131,12 +131,20 @@ def figure_problems(page, timeout_ms: int = 5000) -> list[str]:
             changed = page.evaluate(_CHANGE, [i, j])
             if changed is None:
                 continue  # a menu of one option, or a slider of one value: nothing to change it to
-            try:
-                page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
-                                       timeout=timeout_ms)
-            except PlaywrightTimeout:
+            if not _picture_changes(page, i, before, timeout_ms):
                 problems.append(f"figure {name}: setting {changed[0]} to {changed[1]} did not change the chart")
     return problems
+
+
+def _picture_changes(page, i: int, before: str, timeout_ms: float) -> bool:
+    """Whether figure `i` shows something other than `before` (its `_PICTURE`) within `timeout_ms`."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before], timeout=timeout_ms)
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
 # Where the pointer goes over a figure without menus, as fractions of its width and height: the middle
@@ -146,19 +154,13 @@ HOVER_POINTS = ((0.5, 0.5), (0.25, 0.5), (0.75, 0.5), (0.25, 0.25), (0.75, 0.25)
 
 def _hovering_changes(page, i: int, timeout_ms: int) -> bool:
     """Whether moving the pointer over figure `i` changes what it shows, at one of HOVER_POINTS."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     chart = page.locator("div.vega-figure").nth(i).locator("svg.marks, canvas").first
     box = chart.bounding_box()
     before = page.evaluate(_PICTURE, i)
     for x, y in HOVER_POINTS:
         chart.hover(position={"x": box["width"] * x, "y": box["height"] * y})
-        try:
-            page.wait_for_function(f"([i, before]) => ({_PICTURE})(i) !== before", arg=[i, before],
-                                   timeout=timeout_ms / len(HOVER_POINTS))
+        if _picture_changes(page, i, before, timeout_ms / len(HOVER_POINTS)):
             return True
-        except PlaywrightTimeout:
-            continue
     return False
 
 
