@@ -1,7 +1,7 @@
 """The `base` model on a GPU: what a reader with a GPU gets from the paper's recipe (chapter 8 shows it).
 
     python -m benchmarks.gpu_run prepare .gpu                 # here: splits, tokenizers, token ids
-    KERAS_BACKEND=jax python benchmarks/gpu_run.py train .gpu benchmarks/gpu_run.json [--minutes 7]
+    KERAS_BACKEND=jax python benchmarks/gpu_run.py train .gpu benchmarks/gpu_run.json [--minutes 7] [--mixed-precision]
 
 Two steps because the GPU machine this course was measured on has JAX but no TensorFlow (and cannot
 download it). `prepare` runs where the library runs: it loads the leak-free splits of
@@ -12,7 +12,8 @@ the JAX backend runs them unchanged), trains it with the paper's recipe (Adam 0.
 schedule with 4,000 warm-up steps, label smoothing 0.1, dropout 0.1) for a fixed number of minutes,
 keeps the last, the best or the average of the last five epochs (§6.1) by greedy BLEU on the
 validation split, and scores both test splits with sacreBLEU (greedy decoding: the library's beam
-search is written for TensorFlow). The record names the GPU and the minutes.
+search is written for TensorFlow). The record names the GPU, the minutes and the precision
+(`--mixed-precision`: bfloat16 products, float32 weights; `benchmarks/gpu_run_mixed_precision.json`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def batches(sources, targets, batch_tokens: int, rng):
 
 
 def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, preset: str, seed: int,
-          limit: int | None = None) -> dict:
+          limit: int | None = None, mixed_precision: bool = False) -> dict:
     import jax
     import jax.numpy as jnp
     import keras
@@ -100,6 +101,8 @@ def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, pr
 
     model_module, tokenizer_module, evaluation, objective = import_model_modules()
     keras.utils.set_random_seed(seed)
+    if mixed_precision:  # bfloat16 matmuls, float32 weights, softmax and logits (the layers cast where it matters)
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
     rng = np.random.default_rng(seed)
     source_tok = tokenizer_module.SubwordTokenizer.load(folder / "source.model")
     target_tok = tokenizer_module.SubwordTokenizer.load(folder / "target.model")
@@ -192,6 +195,7 @@ def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, pr
         "batch_tokens": batch_tokens, "max_length": MAX_LENGTH, "seed": seed,
         "train_pairs": len(data["train"]["source"]), "too_long": too_long, "steps_per_epoch": len(epoch_batches), "epochs": epoch,
         "budget_minutes": minutes, "train_minutes": round(train_minutes, 2),
+        "precision": keras.mixed_precision.global_policy().name,
         "device": getattr(device, "device_kind", str(device)), "backend": f"Keras {keras.__version__}, JAX {jax.__version__}",
         "decoding": "greedy", "history": history, "validation_bleu": choice, "chosen": chosen,
         "tests": {name: score([tuple(p) for p in pairs]) for name, pairs in data["tests"].items()},
@@ -219,12 +223,14 @@ def main(argv=None) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--max-length", type=int, default=MAX_LENGTH, help="longest sequence, in tokens")
     t.add_argument("--limit", type=int, help="use only the first LIMIT pairs of each split (a smoke test)")
+    t.add_argument("--mixed-precision", action="store_true", help="compute in bfloat16, keep float32 weights")
     args = parser.parse_args(argv)
     MAX_LENGTH = getattr(args, "max_length", MAX_LENGTH)
     if args.command == "prepare":
         prepare(args.folder)
     else:
-        train(args.folder, args.record, args.minutes, args.batch_tokens, args.preset, args.seed, args.limit)
+        train(args.folder, args.record, args.minutes, args.batch_tokens, args.preset, args.seed, args.limit,
+              args.mixed_precision)
 
 
 if __name__ == "__main__":
