@@ -230,7 +230,8 @@ def format_table(results: dict) -> str:
 
 def time_to_quality_row(quality: dict) -> tuple[str, str, str, str]:
     """The table's row for a time-to-quality record: minutes of ours, of the TF tutorial's recipe, and
-    how many times sooner ours got there (a lower bound when the tutorial's did not within its budget)."""
+    how many times sooner ours got there (a lower bound when the tutorial's did not within its budget;
+    "later" when the tutorial's got there first)."""
     budget = quality["budget_minutes"]
     ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in ("ours", "TF tutorial"))
     shown = [f"{m:.1f} min" if m is not None else f"not in {budget:g} min" for m in (ours, theirs)]
@@ -238,8 +239,10 @@ def time_to_quality_row(quality: dict) -> tuple[str, str, str, str]:
         ratio = ""
     elif theirs is None:
         ratio = f"> {budget / ours:.1f}x sooner"
-    else:
+    elif theirs >= ours:
         ratio = f"{theirs / ours:.2f}x sooner"
+    else:  # the tutorial's recipe got there first
+        ratio = f"{ours / theirs:.2f}x later"
     date = f", measured {quality['date'][:10]}" if quality.get("measured_separately") and "date" in quality else ""
     return (f"minutes of training to validation BLEU {quality['target_bleu']:g} vs TF tutorial recipe{date}",
             *shown, ratio)

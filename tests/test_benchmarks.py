@@ -48,6 +48,7 @@ def test_the_time_to_quality_row_says_how_much_sooner_or_gives_a_bound():
 
     name, ours, theirs, ratio = time_to_quality_row(record(40.0, 50.0))
     assert (ours, theirs, ratio) == ("40.0 min", "50.0 min", "1.25x sooner")
+    assert time_to_quality_row(record(50.0, 40.0))[1:] == ("50.0 min", "40.0 min", "1.25x later")
     assert name == "minutes of training to validation BLEU 20 vs TF tutorial recipe, measured 2026-11-23"
     assert time_to_quality_row(record(40.0, None))[1:] == ("40.0 min", "not in 60 min", "> 1.5x sooner")
     assert time_to_quality_row(record(None, None))[1:] == ("not in 60 min", "not in 60 min", "")
@@ -166,3 +167,47 @@ def test_the_gpu_runs_batches_are_full_bucket_shaped_and_teacher_forced():
         seen += source.shape[0]
     longest = sum(max(len(s), len(t)) <= gpu_run.MAX_LENGTH for s, t in zip(sources, targets))
     assert longest - len(gpu_run.BUCKETS) * 512 // gpu_run.BUCKETS[0] <= seen <= longest
+
+
+def test_the_gpu_precision_benchmarks_batches_are_real_tokens_shifted_by_one():
+    import numpy as np
+
+    from benchmarks.gpu_precision import full_batch
+
+    (source, target_in), target_out = full_batch(batch=5, length=7, vocab_size=20)
+    assert source.shape == target_in.shape == target_out.shape == (5, 7) and source.dtype == np.int32
+    assert np.array_equal(target_in[:, 1:], target_out[:, :-1])  # teacher forcing: the same sentence, one step on
+    for ids in (source, target_in, target_out):  # no padding (0), start (1) or end (2): every position is real
+        assert ids.min() >= 3 and ids.max() < 20
+
+
+def test_the_gpu_precision_benchmark_builds_each_policy_and_restores_float32(tmp_path, capsys):
+    import json
+
+    import keras
+
+    from benchmarks import gpu_precision
+
+    record = gpu_precision.main([str(tmp_path / "precision.json"), "--toy"])
+    assert keras.mixed_precision.global_policy().name == "float32"  # as it was before the run
+    try:
+        model_module, _, _, objective = gpu_precision.import_model_modules()
+        mixed = gpu_precision.build(model_module, objective, "tiny", 50, "mixed_bfloat16")
+        assert mixed.dtype_policy.name == "mixed_bfloat16"
+        assert {v.dtype for v in mixed.trainable_variables} == {"float32"}  # weights stay float32
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert json.loads((tmp_path / "precision.json").read_text())["steps"] == record["steps"]
+    toy = gpu_precision.TOY
+    assert [(step["batch"], step["policy"]) for step in record["steps"]] == [
+        (batch, policy) for batch in toy["batches"] for policy in ("float32", "mixed_bfloat16")]
+    for step in record["steps"]:
+        assert step["tokens"] == step["batch"] * toy["length"] and len(step["seconds"]) == toy["steps"]
+        assert min(step["seconds"]) - 1e-5 <= step["median_seconds"] <= max(step["seconds"]) + 1e-5
+        assert step["hyperparameters"]["target_vocab_size"] == toy["vocab_size"]
+    assert [(run["policy"], run["batch"]) for run in record["fit"]] == [
+        ("float32", toy["batches"][0]), ("mixed_bfloat16", toy["batches"][0])]
+    assert all(run["seconds_per_step"] > 0 for run in record["fit"])
+    peak = record["matmul_peak"]["bfloat16"]
+    assert peak["flops_per_s"] == pytest.approx(2 * toy["n"] ** 3 / peak["seconds"])
+    assert record["device"] in capsys.readouterr().out
