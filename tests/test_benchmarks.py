@@ -211,3 +211,27 @@ def test_the_gpu_precision_benchmark_builds_each_policy_and_restores_float32(tmp
     peak = record["matmul_peak"]["bfloat16"]
     assert peak["flops_per_s"] == pytest.approx(2 * toy["n"] ** 3 / peak["seconds"])
     assert record["device"] in capsys.readouterr().out
+
+
+def test_the_time_to_quality_verdict_names_the_first_recipe_and_bounds_the_others():
+    from benchmarks.time_to_quality import compare
+
+    def runs(**minutes):
+        return {name.replace("_", " "): {"minutes_to_target": m} for name, m in minutes.items()}
+
+    assert compare(runs(ours=40.0, TF_tutorial=30.0), 20, 60) == (
+        "TF tutorial reached BLEU 20 first, in 30.0 min; 1.33x as fast as ours")
+    assert compare(runs(ours=30.0, TF_tutorial=None), 20, 60) == (
+        "ours reached BLEU 20 first, in 30.0 min; more than 2.00x as fast as TF tutorial (not within 60 min)")
+    assert compare(runs(ours=None, TF_tutorial=None), 20, 60) == "none reached BLEU 20 within 60 min"
+    assert compare(runs(ours=12.5), 20, 60) == "ours reached BLEU 20 in 12.5 min"
+    assert compare(runs(ours=None), 20, 45) == "ours did not reach BLEU 20 within 45 min"
+
+
+def test_time_to_quality_refuses_an_unknown_recipe_and_names_the_known_ones(capsys):
+    from benchmarks.time_to_quality import main
+
+    with pytest.raises(SystemExit):
+        main(["--toy", "--recipes", "ours,mine"])
+    message = capsys.readouterr().err
+    assert "unknown recipe(s) 'mine'" in message and "ours without label smoothing" in message
