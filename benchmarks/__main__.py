@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.time_to_quality import COMPARED  # the two recipes of make bench's time-to-quality row
+
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.json"
 
 # The real run: Tatoeba rus-eng on a 2-core CPU in under 20 minutes. Layer counts are cut where a
@@ -165,7 +167,7 @@ def ratios(results: dict) -> dict:
     out["fraction_of_matmul_peak"] = results["limit"]["fraction_of_peak"]
     quality = results.get("time_to_quality")
     if quality:
-        ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in ("ours", "TF tutorial"))
+        ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in COMPARED)
         if ours is not None:  # the tutorial's recipe not within its budget: the budget bounds the ratio from below
             out["time_to_quality_tutorial_over_ours"] = (theirs or quality["budget_minutes"]) / ours
     return out
@@ -233,7 +235,7 @@ def time_to_quality_row(quality: dict) -> tuple[str, str, str, str]:
     how many times sooner ours got there (a lower bound when the tutorial's did not within its budget;
     "later" when the tutorial's got there first)."""
     budget = quality["budget_minutes"]
-    ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in ("ours", "TF tutorial"))
+    ours, theirs = (quality["runs"][name]["minutes_to_target"] for name in COMPARED)
     shown = [f"{m:.1f} min" if m is not None else f"not in {budget:g} min" for m in (ours, theirs)]
     if ours is None:
         ratio = ""
