@@ -110,7 +110,7 @@ def settle_streams(outputs: list) -> list:
     return settled
 
 
-LIBRARY_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the folder holding transformer_lib
+LIBRARY_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # the folder holding transformer_lib
 
 
 def relative_library_paths(text: str, root: str = LIBRARY_ROOT) -> str:
@@ -206,14 +206,3 @@ def refresh_diagrams(paths: list[str], timeout: int = 600) -> int:
             nbformat.write(notebook, path)
             changed += changed_here
     return changed
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:2] == ["--listings"]:
-        print(f"{refresh_listings(sys.argv[2:])} listing(s) refreshed.")
-    elif sys.argv[1:2] == ["--diagrams"]:
-        print(f"{refresh_diagrams(sys.argv[2:])} diagram(s) refreshed.")
-    else:
-        execute(sys.argv[1:])
