@@ -5,16 +5,23 @@
 The chapters in `chapters/` are the instructor's key. In them, solution code sits between a
 `# BEGIN SOLUTION` line and an `# END SOLUTION` line (nbgrader's convention; the BEGIN line may
 carry a hint: `# BEGIN SOLUTION hint: start from the formula`), and the answers to questions are
-dropdown admonitions whose title starts with "Solution". This writes `student/chapters/` with the
+dropdown admonitions whose title starts with "Solution". Each exercise is two code cells: its
+answer (tagged `exercise`: the definition, with the solution block), then its check (tagged
+`check`: only `from transformer_lib.exercises import check_x` and `check_x(answer)`), so a grader
+can run the original checks on a student's answers. This writes `student/chapters/` with the
 same notebooks, except that
 
 - each solution block becomes `raise NotImplementedError(...)` (with the hint) at its indentation,
-  so the exercise's check fails until the student writes the code;
-- the cells that held a solution lose their stored outputs;
+  which the check reports as not written yet;
+- the cells that held a solution, and the check cells, lose their stored outputs;
+- the check cells are read-only (`editable: false`, `deletable: false` in their metadata, as
+  nbgrader marks its read-only cells) and keep their `check` tag, so a grader finds them;
 - the solution admonitions are gone (a markdown cell left empty is dropped).
 
-Everything else, stored outputs included, stays, so the student edition reads like the book.
-`tests/test_student_edition.py` regenerates it and fails when the committed copy is stale.
+A check cell holding a solution block, or an `exercise` cell without a `check` cell right after it,
+is refused (ValueError naming the chapter and the cell). Everything else, stored outputs included,
+stays, so the student edition reads like the book. `tests/test_student_edition.py` regenerates it
+and fails when the committed copy is stale.
 """
 
 from __future__ import annotations
@@ -56,14 +63,29 @@ def strip_solutions(code: str, where: str) -> tuple[str, int]:
     return "\n".join(out), blocks
 
 
+def _tags(cell) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
 def student_notebook(notebook, where: str):
     """A copy of `notebook` (an `nbformat` notebook) without its solutions."""
     notebook = copy.deepcopy(notebook)
     cells = []
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code":
-            cell.source, blocks = strip_solutions(cell.source, f"{where}, cell {index}")
-            if blocks:
+            place = f"{where}, cell {index}"
+            if "exercise" in _tags(cell):
+                following = notebook.cells[index + 1] if index + 1 < len(notebook.cells) else None
+                if following is None or following.cell_type != "code" or "check" not in _tags(following):
+                    raise ValueError(f"{place}: an 'exercise' cell must be followed by its 'check' cell "
+                                     "(only the check's import and call), so a grader can run the check alone.")
+            cell.source, blocks = strip_solutions(cell.source, place)
+            if "check" in _tags(cell):
+                if blocks:
+                    raise ValueError(f"{place}: a 'check' cell holds a solution block; the answer belongs in the "
+                                     "'exercise' cell before it, the check cell only runs the check.")
+                cell.metadata.update(editable=False, deletable=False)  # read-only in Jupyter, as in nbgrader
+            if blocks or "check" in _tags(cell):
                 cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":
             stripped = SOLUTION_ADMONITION.sub("", cell.source).strip("\n")
