@@ -14,7 +14,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: diagrams test unit-tests notebooks book site-check execute install clean bench bench-quality colab-check set-repository listings student
+.PHONY: diagrams test unit-tests notebooks book site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
 
 install: $(STAMP)
 
@@ -42,7 +42,7 @@ $(MATHJAX):
 	npm install --no-save --no-audit --no-fund --silent --prefix .npm mathjax@3.2.2
 	mkdir -p _assets && rm -rf _assets/mathjax && cp -r .npm/node_modules/mathjax/es5 _assets/mathjax
 
-# The interactive figures (transformer_lib/figures.py) are drawn by Vega, Vega-Lite and vega-embed, also
+# The interactive figures (transformer_lib/book/figures/) are drawn by Vega, Vega-Lite and vega-embed, also
 # fetched from npm at build time (Vega-Lite at the version of altair's schema, tests/test_figures.py
 # checks), and by our own book_js/vega-figures.js, which draws every <div class="vega-figure">.
 VEGA_PACKAGES := vega@5.33.1 vega-lite@5.20.1 vega-embed@6.29.0
@@ -97,9 +97,14 @@ execute: $(STAMP)
 listings: $(STAMP)
 	$(BIN)/python -m transformer_lib.book --listings chapters/*.ipynb
 
-# The same for the diagram cells (transformer_lib.diagrams), after a change to a diagram or a new one.
+# The same for the diagram cells (transformer_lib.book.diagrams), after a change to a diagram or a new one.
 diagrams: $(STAMP)
 	$(BIN)/python -m transformer_lib.book --diagrams chapters/*.ipynb
+
+# The same for the exercise cells (tagged exercise, check or uses-exercises; transformer_lib.book.exercises),
+# run after each chapter's setup and imports cells, after a change to an exercise or its check.
+exercises: $(STAMP)
+	$(BIN)/python -m transformer_lib.book --exercises chapters/*.ipynb
 
 clean:
 	rm -rf $(VENV) .venv-colab _build _assets .npm .pytest_cache transformer_lib.egg-info
