@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.patches import Circle  # noqa: E402
 
-from transformer_lib.diagrams import (  # noqa: E402
+from transformer_lib.book.diagrams import (  # noqa: E402
     EDGE,
     HIGHLIGHT,
     MUTED,

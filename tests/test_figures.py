@@ -1,4 +1,4 @@
-"""The interactive figures (transformer_lib/figures.py): valid Vega-Lite v5 with the data inline, the
+"""The interactive figures (transformer_lib/book/figures/): valid Vega-Lite v5 with the data inline, the
 menus and sliders the book promises, data that match independent references, and HTML that needs
 nothing from another host. Whether they draw and respond in a browser: tests/test_site_check.py."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-altair = pytest.importorskip("altair", reason="transformer_lib.figures needs altair: pip install -r requirements.txt")
+altair = pytest.importorskip("altair", reason="transformer_lib.book.figures needs altair: pip install -r requirements.txt")
 
-from transformer_lib import figures  # noqa: E402
+from transformer_lib.book import figures  # noqa: E402
 from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,7 +230,7 @@ def test_colab_gets_altairs_own_renderer(monkeypatch):
 def test_the_package_imports_without_altair_and_figures_says_what_it_needs():
     script = ("import sys; sys.modules['altair'] = None\n"
               "import transformer_lib\n"
-              "try:\n    import transformer_lib.figures\nexcept ImportError as e:\n    print('ImportError', e)\n")
+              "try:\n    import transformer_lib.book.figures\nexcept ImportError as e:\n    print('ImportError', e)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "ImportError" in out.stdout and "altair" in out.stdout

@@ -50,7 +50,7 @@ def test_chapters_must_hand_out_the_student_edition_by_colab_and_download(tmp_pa
         "the download _sources/chapters/04_attention.ipynb holds solutions (make book copies the student edition there)"]
 
 
-# --- Interactive figures (transformer_lib.figures) in a real browser ---
+# --- Interactive figures (transformer_lib.book.figures) in a real browser ---
 
 ROOT = Path(__file__).resolve().parent.parent
 VEGA_ASSETS = ROOT / "_assets" / "vega"
@@ -90,7 +90,7 @@ def random_attention_examples(lengths, layers: int, heads: int) -> list[dict]:
 @needs_vega
 @needs_chromium
 def test_every_figure_draws_and_each_of_its_menus_and_sliders_changes_it(tmp_path):
-    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    figures = pytest.importorskip("transformer_lib.book.figures", reason="needs altair: pip install -r requirements.txt")
     examples = random_attention_examples([(4, 3), (6, 5)], layers=2, heads=2)
     pages = [figures.positional_encoding_figure(16, 8).to_html(), figures.masks_figure().to_html(),
              figures.schedule_figure().to_html(),
@@ -105,7 +105,7 @@ def test_every_figure_draws_and_each_of_its_menus_and_sliders_changes_it(tmp_pat
 @needs_vega
 @needs_chromium
 def test_a_figure_that_is_not_drawn_or_a_menu_that_changes_nothing_is_reported(tmp_path):
-    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    figures = pytest.importorskip("transformer_lib.book.figures", reason="needs altair: pip install -r requirements.txt")
     broken_menu = figures.masks_figure().spec()
     broken_menu["params"].append({"name": "unused", "value": 0,
                                   "bind": {"input": "select", "options": [0, 1], "name": "unused"}})
@@ -134,7 +134,7 @@ def test_the_attention_heatmap_in_the_browser_shows_the_weights_of_the_sentence_
     from playwright.sync_api import sync_playwright
     from site_check import FLAGS, QuietHandler
 
-    figures = pytest.importorskip("transformer_lib.figures", reason="needs altair: pip install -r requirements.txt")
+    figures = pytest.importorskip("transformer_lib.book.figures", reason="needs altair: pip install -r requirements.txt")
     examples = random_attention_examples([(4, 3), (7, 5)], layers=2, heads=3)
     site = figure_site(tmp_path, [figures.attention_figure(examples).to_html()])
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(site)))
