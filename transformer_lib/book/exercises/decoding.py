@@ -1,0 +1,139 @@
+"""Checks for chapter 8: the length penalty, one step of beam search, and greedy decoding with the
+key/value cache written as a Keras model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transformer_lib.book.exercises._core import call_answer, compare, exercise
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+
+
+@exercise("the length penalty", "lp = ((5 + length) / 6) ** alpha; alpha = 0 turns it off.")
+def check_length_penalty(fn) -> None:
+    """Exercise (chapter 8): `fn(length, alpha)` is the GNMT length penalty used to rank beams."""
+    from transformer_lib.decoding import length_penalty
+
+    for length in (12, 5, 1, 40):
+        for alpha in (0.6, 1.0, 0.0):
+            expected = ((5 + length) / 6) ** alpha
+            yours = call_answer("length penalty", fn, [length_penalty], length, alpha)
+            compare("length penalty", yours, expected, f"length={length}, alpha={alpha}",
+                    hints=[((length / 6) ** alpha, "the 5 is missing: lp = ((5 + |Y|) / 6) ** alpha."),
+                           (((5 + length) / 6) * alpha, "alpha is an exponent, not a factor.")])
+
+
+@exercise("one step of beam search", "the k best continuations of all beams together, not the best of each beam.")
+def check_beam_step(fn) -> None:
+    """Exercise (chapter 8): `fn(scores, log_probs, k)` keeps the `k` best of the k x V extensions.
+
+    `scores` `[k]` are the beams' total log-probabilities, `log_probs` `[k, V]` the next token's.
+    Returns `(beams, tokens, new_scores)`, each `[k]`, best first: which beam each survivor extends,
+    with which token, and its new total.
+    """
+    rng = np.random.default_rng(0)
+    for k, vocab in [(3, 7), (2, 5), (4, 4)]:
+        scores = -rng.uniform(0, 3, size=k)
+        log_probs = np.log(rng.dirichlet(np.ones(vocab), size=k))
+        totals = (scores[:, None] + log_probs).reshape(-1)  # beam b, token t -> candidate b * V + t
+        best = np.argsort(-totals, kind="stable")[:k]
+        beams, tokens, new_scores = (np.asarray(part) for part in fn(scores.copy(), log_probs.copy(), k))
+        context = f"k={k}, V={vocab}, scores={np.round(scores, 3).tolist()}"
+        per_beam = np.sort(log_probs.max(axis=1) + scores)[::-1]
+        compare("beam step: the new scores", new_scores, totals[best], context,
+                hints=[(np.sort(log_probs.reshape(-1))[::-1][:k], "the beams' scores so far are not added to the "
+                        "next token's log-probabilities."),
+                       (per_beam, "you kept the best extension of each beam; keep the k best of all k x V.")])
+        compare("beam step: the beams extended", beams, best // vocab, context)
+        compare("beam step: the tokens", tokens, best % vocab, context)
+
+
+def reference_greedy(model, source_ids, max_length, stop=True, forbid=True):
+    """Greedy decoding without a cache, written out: the whole prefix through the model at every
+    step. `stop=False` and `forbid=False` show what two common slips produce."""
+    batch = source_ids.shape[0]
+    tokens = np.full((batch, 1), START_ID, np.int32)
+    finished = np.zeros(batch, bool)
+    for _ in range(max_length):
+        logits = np.asarray(model((source_ids, tokens), training=False))[:, -1].astype(float)
+        if forbid:
+            logits[:, [PAD_ID, START_ID]] = -np.inf
+        next_ids = logits.argmax(-1).astype(np.int32)
+        if stop:
+            next_ids = np.where(finished, PAD_ID, next_ids)
+        tokens = np.concatenate([tokens, next_ids[:, None]], axis=1)
+        finished |= next_ids == END_ID
+        if stop and finished.all():
+            break
+    return tokens[:, 1:]
+
+
+def _padded(ids, width) -> np.ndarray:
+    ids = np.asarray(ids)
+    if ids.ndim != 2:
+        raise AssertionError(f"greedy translator: the output should be int ids [batch, length], got shape {ids.shape}.")
+    out = np.zeros((ids.shape[0], width), np.int64)
+    out[:, : min(width, ids.shape[1])] = ids[:, :width]
+    return out
+
+
+def _random_model(seed: int, scale: float):
+    """A tiny Transformer with random weights (unit norms, no biases) whose greedy translations vary:
+    the seeds used stop at END in some rows and not in others."""
+    from transformer_lib.model import Transformer
+
+    model = Transformer(num_layers=2, d_model=16, num_heads=2, dff=32, input_vocab_size=30, target_vocab_size=12,
+                        dropout_rate=0.0)
+    source = np.array([[START_ID, 5, 6, 7, END_ID], [START_ID, 9, END_ID, 0, 0], [START_ID, 11, 12, END_ID, 0]], np.int32)
+    model((source, source[:, :2] % 12))
+    rng = np.random.default_rng(seed)
+    weights = []
+    for variable, value in zip(model.weights, model.get_weights()):
+        if "gamma" in variable.path or "beta" in variable.path or "bias" in variable.path:
+            weights.append(np.full_like(value, 1.0 if "gamma" in variable.path else 0.0))
+        else:
+            weights.append(rng.normal(scale=scale / np.sqrt(value.shape[0]), size=value.shape).astype("float32"))
+    model.set_weights(weights)
+    return model, source
+
+
+@exercise("the greedy translator", "your model decodes exactly as tl.greedy_decode, with the key/value cache.")
+def check_greedy_translator(cls) -> None:
+    """Exercise (chapter 8): `cls(transformer, max_length)` is a Keras model whose `call(source_ids)`
+    returns the greedy translation ids `[batch, <= max_length]` (no START; END, then padding 0), using
+    `transformer.encoder`, `transformer.decoder.start_cache`, `transformer.decoder.step` and
+    `transformer.project`: one new position per step, never the whole prefix again."""
+    from transformer_lib import decoding
+
+    forbidden = [decoding.greedy_decode, decoding.greedy_loop, decoding.beam_search, decoding.Translator]
+    for seed, scale in ((1, 1.0), (5, 0.3), (3, 1.0)):
+        model, source = _random_model(seed, scale)
+        expected = reference_greedy(model, source, 8)
+        context = f"a random tiny model (seed {seed}, scale {scale}) on a batch of 3 sources, 2 of them padded, max_length=8"
+        yours = call_answer("greedy translator", lambda: cls(model, 8)(source), forbidden)
+        hints = [(_padded(reference_greedy(model, source, 8, stop=False), 8),
+                  "a row goes on after its END: once a row has produced END, it gets padding (0)."),
+                 (_padded(reference_greedy(model, source, 8, forbid=False), 8),
+                  "padding (0) and START must never be generated: give them -inf before the argmax.")]
+        compare("greedy translator", _padded(yours, 8), _padded(expected, 8), context, hints)
+    _require_cache(cls, *_random_model(1, 1.0))
+
+
+def _require_cache(cls, model, source) -> None:
+    """The answer must decode step by step with the cache, not run the whole model on a prefix."""
+    calls = []
+    original = type(model).call
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return original(self, *args, **kwargs)
+
+    type(model).call = counting
+    try:
+        cls(model, 8)(source)
+    finally:
+        type(model).call = original
+    if calls:
+        raise AssertionError("greedy translator: the answer runs the whole model on the prefix at every step; use "
+                             "the cache: transformer.decoder.start_cache once, then transformer.decoder.step for "
+                             "one new position per step, and transformer.project for its logits.")
