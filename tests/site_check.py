@@ -2,7 +2,7 @@
 
 Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
 by Playwright) and fails on: console errors, failed requests, a script from another host, maths left
-as raw TeX, images that did not load, an interactive figure (transformer_lib.figures) that is not
+as raw TeX, images that did not load, an interactive figure (transformer_lib.book.figures) that is not
 drawn or whose menu or slider changes nothing, a chapter page whose Colab link or download is not the
 student edition, widget placeholder text, or a link to a page or anchor of the site that does not
 exist. A screenshot of every page lands in _build/screenshots/.
@@ -105,7 +105,7 @@ _CHANGE = f"""([i, j]) => {{
 
 def figure_problems(page, timeout_ms: int = 5000) -> list[str]:
     """What is wrong with the interactive figures of an open Playwright `page`: every
-    `<div class="vega-figure">` (transformer_lib.figures, drawn by book_js/vega-figures.js) must
+    `<div class="vega-figure">` (transformer_lib.book.figures, drawn by book_js/vega-figures.js) must
     show a chart (an svg or canvas of nonzero size) within `timeout_ms`, and each of its menus and
     sliders, set to another value, must change what the chart shows within `timeout_ms`; a figure
     with neither must change when the pointer moves over it (a hover highlight)."""

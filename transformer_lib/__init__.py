@@ -38,8 +38,10 @@ and the side chapter's encoder-only models:
     bert                       mask_tokens (BERT's 80/10/10), MaskedLanguageModel, classifier_from_pretrained
     imdb                       load_imdb, make_review_batches (IMDB reviews, Maas et al. 2011)
 
-and the book's helpers (imported by the chapters, never by the modules above): book (show_source,
-quick mode, run reports), exercises (the checks), diagrams (the architecture and each chapter's idea, drawn).
+and the book's teaching helpers in the package `book` (imported by the chapters, never by the modules
+above): show_source, quick mode and run reports, book.exercises (the checks, one module per part of the
+book; `transformer_lib.exercises` is its short name), book.diagrams (the architecture and each
+chapter's idea, drawn), book.figures (the interactive figures) and the refresh tools for stored chapters.
 """
 
 import os
