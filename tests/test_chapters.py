@@ -73,6 +73,20 @@ def test_chapter_starts_with_a_colab_only_setup_cell_for_the_configured_reposito
     assert '%pip install -q "transformer_lib @ git+{REPOSITORY}"' in first
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_reads_course_files_the_same_way_from_either_edition_and_in_colab(path):
+    for cell in code_cells(path)[1:]:  # REPOSITORY is defined in the setup cell only when in Colab
+        text = source(cell)
+        assert "REPOSITORY" not in text and "raw.githubusercontent" not in text, text
+        assert not re.search(r"""["']\.\./""", text), f"a path from chapters/ fails from student/chapters/: {text}"
+
+
+def test_the_library_downloads_course_files_from_the_configured_repository():
+    from transformer_lib import course_files
+
+    assert course_files.REPOSITORY == CONFIG["repository"]["url"], "run `make set-repository URL=...`"
+
+
 def test_the_setup_cell_stops_with_a_clear_message_when_the_repository_cannot_be_reached(monkeypatch):
     from IPython.core.inputtransformer2 import TransformerManager
 
@@ -85,13 +99,15 @@ def test_the_setup_cell_stops_with_a_clear_message_when_the_repository_cannot_be
 def test_set_repository_rewrites_the_config_and_every_setup_cell_and_round_trips(tmp_path):
     from tools.set_repository import configured_url, set_repository
 
-    for name in ["_config.yml", *(f"chapters/{p.name}" for p in CHAPTERS)]:
+    for name in ["_config.yml", "transformer_lib/course_files.py", *(f"chapters/{p.name}" for p in CHAPTERS)]:
         (tmp_path / name).parent.mkdir(exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     original = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     changed = set_repository("https://github.com/someone/course", tmp_path)
-    assert len(changed) == 1 + len(CHAPTERS) and configured_url(tmp_path) == "https://github.com/someone/course"
+    assert len(changed) == 2 + len(CHAPTERS) and configured_url(tmp_path) == "https://github.com/someone/course"
     assert yaml.safe_load((tmp_path / "_config.yml").read_text())["repository"]["url"] == "https://github.com/someone/course"
+    assert re.findall(r'^REPOSITORY = "(\S+)"$', (tmp_path / "transformer_lib/course_files.py").read_text(), re.M) == [
+        "https://github.com/someone/course"]
     for path in CHAPTERS:
         first = source(code_cells(tmp_path / "chapters" / path.name)[0])
         assert re.findall(r'REPOSITORY = "(\S+?)"', first) == ["https://github.com/someone/course"]
@@ -117,11 +133,8 @@ def test_chapter_never_redefines_what_the_library_exports(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_stored_outputs_come_from_a_complete_clean_run(path):
     cells = code_cells(path)
-    # A check cell split from its exercise (issue #28) keeps its output but has no count until `make exercises`
-    # re-runs the exercise cells; TODO: drop this exemption once it has.
-    counted = [c for c in cells if not ("check" in tags(c) and c["execution_count"] is None and c["outputs"])]
-    assert all(c["execution_count"] is not None for c in counted), "run `make execute` to store every output"
-    counts = [c["execution_count"] for c in counted]
+    assert all(c["execution_count"] is not None for c in cells), "run `make execute` to store every output"
+    counts = [c["execution_count"] for c in cells]
     assert counts == sorted(counts), "cells were run out of order"
     outputs = json.dumps([c["outputs"] for c in cells])
     assert '"output_type": "error"' not in outputs

@@ -1,0 +1,58 @@
+"""course_file: a chapter finds the course's benchmark records from any folder of a checkout, or downloads them."""
+
+from pathlib import Path
+
+import keras
+import pytest
+
+from transformer_lib import course_files
+from transformer_lib.course_files import course_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("folder", ["chapters", "student/chapters", "."])
+def test_a_chapter_finds_a_benchmark_record_from_either_edition_and_the_root(folder, monkeypatch):
+    monkeypatch.chdir(ROOT / folder)
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("downloaded a file the checkout has"))
+    found = course_file("benchmarks/recipe_study.json")
+    assert found.resolve() == (ROOT / "benchmarks" / "recipe_study.json").resolve()
+
+
+def test_a_file_is_found_from_a_folder_nested_below_it(tmp_path, monkeypatch):
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "run.json").write_text("{}")
+    nested = tmp_path / "student" / "chapters" / "deeper"
+    nested.mkdir(parents=True)
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("downloaded a file the checkout has"))
+    assert course_file("benchmarks/run.json", start=nested).read_text() == "{}"
+    monkeypatch.chdir(nested)
+    assert course_file("benchmarks/run.json").resolve() == (tmp_path / "benchmarks" / "run.json").resolve()
+
+
+def test_without_a_checkout_the_committed_copy_is_downloaded_from_the_course_repository(tmp_path, monkeypatch):
+    asked = []
+
+    def get_file(fname, origin, **kwargs):
+        asked.append((fname, origin))
+        (tmp_path / fname).write_text("{}")
+        return str(tmp_path / fname)
+
+    monkeypatch.setattr(keras.utils, "get_file", get_file)
+    monkeypatch.setattr(course_files, "REPOSITORY", "https://github.com/someone/course")
+    assert course_file("benchmarks/nowhere.json", start=tmp_path).read_text() == "{}"
+    assert asked == [("benchmarks_nowhere.json",
+                      "https://raw.githubusercontent.com/someone/course/main/benchmarks/nowhere.json")]
+
+
+def test_a_missing_file_without_network_says_where_it_looked_and_what_to_do(tmp_path, monkeypatch):
+    def offline(fname, origin, **kwargs):
+        raise Exception(f"URL fetch failure on {origin}: None -- [Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(keras.utils, "get_file", offline)
+    with pytest.raises(FileNotFoundError) as caught:
+        course_file("benchmarks/nowhere.json", start=tmp_path)
+    message = str(caught.value)
+    assert f"benchmarks/nowhere.json is neither in {tmp_path.resolve()} nor in a folder above it" in message
+    assert course_files.raw_url("benchmarks/nowhere.json") in message and "Temporary failure" in message
+    assert "Run the chapter from a clone of the course" in message and "connect to the internet" in message
