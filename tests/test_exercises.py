@@ -1,0 +1,852 @@
+"""Every exercise check is a teacher: it accepts a right answer, lets an unwritten one pass with one
+line, refuses typical mistakes (naming the ones it recognises) and refuses an answer that calls the
+library's own implementation of what the exercise asks for.
+
+The right answers here are written independently, from the paper, NumPy and keras.ops; the wrong
+ones are the slips a student makes. Tables at the top, one per kind of answer; the tests below them.
+"""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from keras import ops
+
+import transformer_lib as tl
+from transformer_lib import exercises
+from transformer_lib import objective, splits
+from transformer_lib import decoding as library_decoding
+from transformer_lib.book.exercises import _core, decoding
+from transformer_lib.exercises import (
+    check_attention,
+    check_bert_masking,
+    check_beam_step,
+    check_causal_self_attention,
+    check_combined_mask,
+    check_concatenated_encoding,
+    check_decoder_layer,
+    check_encoder_layer,
+    check_encoder_layer_parameters,
+    check_feed_forward,
+    check_fit_step,
+    check_greedy_translator,
+    check_group_pairs,
+    check_length_penalty,
+    check_look_ahead_mask,
+    check_masked_mean,
+    check_merge_heads,
+    check_multi_head_attention,
+    check_padding_share,
+    check_positional_encoding,
+    check_schedule,
+    check_self_attention_layer,
+    check_split_heads,
+    check_train_step,
+)
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+
+LIBRARY = "library's own implementation"
+
+
+@pytest.fixture(autouse=True)
+def fresh_results(monkeypatch):
+    """Each test starts in a 'kernel' where no exercise has been solved yet."""
+    monkeypatch.setattr(_core, "RESULTS", {})
+
+
+def not_written(*args, **kwargs):
+    raise NotImplementedError("hint")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapters 1-3: data, positional encoding, masks (NumPy)
+
+
+def padding_share(batch):
+    return float(np.count_nonzero(batch == 0) / batch.size)
+
+
+def union_find_groups(pairs, normalise=True):
+    parent = {}
+
+    def root(node):
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            node = parent[node]
+        return node
+
+    clean = (lambda text: " ".join(text.split())) if normalise else (lambda text: text)
+    for source, target in pairs:
+        parent[root("t:" + clean(target))] = root("s:" + clean(source))
+    return [root("s:" + clean(source)) for source, _ in pairs]
+
+
+def encoding(length, depth, swap=False, exponent_per_dimension=False):
+    """§3.5: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(the same angle)."""
+    pos = np.arange(length)[:, None]
+    if exponent_per_dimension:  # the slip: 10000^(j/d) for every dimension j
+        angles = pos / 10000 ** (np.arange(depth) / depth)
+        return np.where(np.arange(depth) % 2 == 0, np.sin(angles), np.cos(angles))
+    angles = pos / 10000 ** (np.arange(0, depth, 2) / depth)
+    out = np.zeros((length, depth))
+    out[:, 0::2], out[:, 1::2] = (np.cos(angles), np.sin(angles)) if swap else (np.sin(angles), np.cos(angles))
+    return out
+
+
+def concatenated(length, depth, cosines_first=False):
+    angles = np.arange(length)[:, None] / 10000 ** (np.arange(0, depth, 2) / depth)
+    parts = [np.cos(angles), np.sin(angles)] if cosines_first else [np.sin(angles), np.cos(angles)]
+    return np.concatenate(parts, axis=1)
+
+
+def combined_mask(ids, future=True, padding=True, combine=np.maximum):
+    ids = np.asarray(ids)
+    blocked_future = np.triu(np.ones((ids.shape[1], ids.shape[1])), k=1) * future
+    blocked_padding = (ids == 0).astype(float)[:, None, None, :] * padding
+    return combine(np.broadcast_to(blocked_future, (len(ids), 1, *blocked_future.shape)), blocked_padding)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 4: attention
+
+
+def softmax(scores):
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def attention(q, k, v, mask=None, scale=True, polarity=1, use_mask=True):
+    scores = q @ k.T / (np.sqrt(q.shape[-1]) if scale else 1.0)
+    if mask is not None and use_mask:
+        scores = scores + (mask if polarity > 0 else 1 - mask) * -1e9
+    return softmax(scores) @ v
+
+
+def causal(x, w_q, w_k, w_v, k=1, transpose=False, use_mask=True):
+    q, keys, v = x @ w_q, x @ w_k, x @ w_v
+    blocked = np.triu(np.ones((len(x), len(x))), k=k)
+    return attention(q, keys, v, blocked.T if transpose else blocked, use_mask=use_mask)
+
+
+class SelfAttention(keras.layers.Layer):
+    """One head of self-attention with its own projections (Eq. 1 on x W_q, x W_k, x W_v)."""
+
+    scale, polarity, use_mask = True, 1.0, True  # the mistakes below change these
+
+    def __init__(self, d_k, **kwargs):
+        super().__init__(**kwargs)
+        self.d_k = d_k
+
+    def build(self, x_shape):
+        self.w_q, self.w_k, self.w_v = (self.add_weight(shape=(x_shape[-1], self.d_k), name=name)
+                                        for name in ("w_q", "w_k", "w_v"))
+
+    def call(self, x, attention_mask=None):
+        q, k, v = ops.matmul(x, self.w_q), ops.matmul(x, self.w_k), ops.matmul(x, self.w_v)
+        scores = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (batch, T, S)
+        if self.scale:
+            scores = scores / self.d_k**0.5
+        if attention_mask is not None and self.use_mask:
+            mask = ops.cast(attention_mask, scores.dtype)
+            scores = scores - 1e9 * (mask if self.polarity > 0 else 1.0 - mask)
+        return ops.matmul(ops.softmax(scores, axis=-1), v)
+
+
+class SelfAttentionUnscaled(SelfAttention):
+    scale = False
+
+
+class SelfAttentionReversedMask(SelfAttention):
+    polarity = -1.0
+
+
+class SelfAttentionIgnoringMask(SelfAttention):
+    use_mask = False
+
+
+class SelfAttentionOfTheLibrary(SelfAttention):
+    def call(self, x, attention_mask=None):
+        q, k, v = ops.matmul(x, self.w_q), ops.matmul(x, self.w_k), ops.matmul(x, self.w_v)
+        return tl.scaled_dot_product_attention(q, k, v, attention_mask)[0]
+
+
+class SelfAttentionStub(SelfAttention):
+    def call(self, x, attention_mask=None):
+        raise NotImplementedError("hint")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 5: heads
+
+
+def split_heads(x, num_heads):
+    batch, length, d_model = x.shape
+    return x.reshape(batch, length, num_heads, d_model // num_heads).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    batch, heads, length, d_k = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(batch, length, heads * d_k)
+
+
+class MultiHead(keras.layers.Layer):
+    """§3.2.2 from keras.ops: four Dense projections, h heads of Eq. 1, concatenated."""
+
+    transpose, scale, polarity = True, True, 1.0  # the mistakes below change these
+
+    def __init__(self, d_model, num_heads, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.wq, self.wk, self.wv, self.wo = (keras.layers.Dense(d_model) for _ in range(4))
+
+    def split(self, x):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        if not self.transpose:
+            return ops.reshape(x, (batch, self.num_heads, length, self.d_k))
+        return ops.transpose(ops.reshape(x, (batch, length, self.num_heads, self.d_k)), (0, 2, 1, 3))
+
+    def merge(self, x):
+        batch, length = ops.shape(x)[0], ops.shape(x)[2]
+        if self.transpose:
+            x = ops.transpose(x, (0, 2, 1, 3))
+        return ops.reshape(x, (batch, length, self.d_model))
+
+    def call(self, query, key, value, attention_mask=None):
+        q, k, v = self.split(self.wq(query)), self.split(self.wk(key)), self.split(self.wv(value))
+        scores = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (B, h, T, S)
+        if self.scale:
+            scores = scores / self.d_k**0.5
+        if attention_mask is not None:
+            mask = ops.cast(attention_mask, scores.dtype)
+            scores = scores - 1e9 * (mask if self.polarity > 0 else 1.0 - mask)
+        weights = ops.softmax(scores, axis=-1)
+        return self.wo(self.merge(ops.matmul(weights, v))), weights
+
+
+class MultiHeadWithoutTranspose(MultiHead):
+    transpose = False
+
+
+class MultiHeadUnscaled(MultiHead):
+    scale = False
+
+
+class MultiHeadReversedMask(MultiHead):
+    polarity = -1.0
+
+
+class MultiHeadOfTheLibrary(keras.layers.Layer):
+    def __init__(self, d_model, num_heads, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = tl.MultiHeadAttention(d_model, num_heads)
+
+    def call(self, query, key, value, attention_mask=None):
+        return self.inner(query, key, value, mask=attention_mask)
+
+
+class MultiHeadStub(MultiHead):
+    def call(self, query, key, value, attention_mask=None):
+        raise NotImplementedError("hint")
+
+
+def library_split(x, num_heads):
+    return np.asarray(tl.MultiHeadAttention(x.shape[-1], num_heads).split_heads(x))
+
+
+def library_merge(x):
+    return np.asarray(tl.MultiHeadAttention(x.shape[1] * x.shape[3], x.shape[1]).merge_heads(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 6: feed-forward, parameters, encoder and decoder layers
+
+
+def encoder_parameters(d, dff, norms=True, biases=True):
+    attention_ = 4 * d * d + (4 * d if biases else 0)
+    feed_forward = 2 * d * dff + (dff + d if biases else 0)
+    return attention_ + feed_forward + (2 * 2 * d if norms else 0)
+
+
+def library_parameters(d, dff):
+    layer = tl.EncoderLayer(d, 1, dff)
+    layer(np.zeros((1, 1, d), "float32"))
+    return layer.count_params()
+
+
+def library_feed_forward(x, w1, b1, w2, b2):
+    layer = tl.FeedForward(x.shape[-1], w1.shape[1])
+    layer(x)
+    layer.set_weights([w1, b1, w2, b2])
+    return np.asarray(layer(x))
+
+
+class EncoderLayer(keras.layers.Layer):
+    """Post-LN (§3.1, §5.4): x = LayerNorm(x + Dropout(Sublayer(x))), for attention then the FFN."""
+
+    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attention = tl.MultiHeadAttention(d_model, num_heads)
+        self.feed_forward = tl.FeedForward(d_model, dff)
+        self.norm1, self.norm2 = (keras.layers.LayerNormalization(epsilon=1e-6) for _ in range(2))
+        self.dropout1, self.dropout2 = (keras.layers.Dropout(dropout_rate) for _ in range(2))
+
+    def call(self, x, padding_mask=None, training=None):
+        h, _ = self.self_attention(x, x, x, mask=padding_mask)
+        x = self.norm1(x + self.dropout1(h, training=training))
+        return self.norm2(x + self.dropout2(self.feed_forward(x), training=training))
+
+
+class EncoderLayerPreLN(EncoderLayer):
+    def call(self, x, padding_mask=None, training=None):
+        h = self.norm1(x)
+        h, _ = self.self_attention(h, h, h, mask=padding_mask)
+        x = x + self.dropout1(h, training=training)
+        return x + self.dropout2(self.feed_forward(self.norm2(x)), training=training)
+
+
+class EncoderLayerWithoutDropout(EncoderLayer):
+    def call(self, x, padding_mask=None, training=None):
+        return super().call(x, padding_mask, training=False)
+
+
+class EncoderLayerIgnoringPadding(EncoderLayer):
+    def call(self, x, padding_mask=None, training=None):
+        return super().call(x, None, training)
+
+
+class EncoderLayerOfTheLibrary(keras.layers.Layer):
+    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = tl.EncoderLayer(d_model, num_heads, dff, dropout_rate)
+
+    def call(self, x, padding_mask=None, training=None):
+        return self.inner(x, padding_mask=padding_mask, training=training)
+
+
+class EncoderLayerStub(EncoderLayer):
+    def call(self, x, padding_mask=None, training=None):
+        raise NotImplementedError("hint")
+
+
+class DecoderLayer(keras.layers.Layer):
+    """Masked self-attention, cross-attention over the encoder output, the FFN; each post-LN."""
+
+    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attention = tl.MultiHeadAttention(d_model, num_heads)
+        self.cross_attention = tl.MultiHeadAttention(d_model, num_heads)
+        self.feed_forward = tl.FeedForward(d_model, dff)
+        self.norm1, self.norm2, self.norm3 = (keras.layers.LayerNormalization(epsilon=1e-6) for _ in range(3))
+        self.dropout1, self.dropout2, self.dropout3 = (keras.layers.Dropout(dropout_rate) for _ in range(3))
+
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        h, _ = self.self_attention(x, x, x, mask=self_attention_mask)
+        x = self.norm1(x + self.dropout1(h, training=training))
+        h, weights = self.cross_attention(x, encoder_output, encoder_output, mask=cross_attention_mask)
+        x = self.norm2(x + self.dropout2(h, training=training))
+        return self.norm3(x + self.dropout3(self.feed_forward(x), training=training)), weights
+
+
+class DecoderLayerWithoutSelfMask(DecoderLayer):
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        return super().call(x, encoder_output, None, cross_attention_mask, training)
+
+
+class DecoderLayerIgnoringSourcePadding(DecoderLayer):
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        return super().call(x, encoder_output, self_attention_mask, None, training)
+
+
+class DecoderLayerWithoutDropout(DecoderLayer):
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        return super().call(x, encoder_output, self_attention_mask, cross_attention_mask, False)
+
+
+class DecoderLayerOfTheLibrary(keras.layers.Layer):
+    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.inner = tl.DecoderLayer(d_model, num_heads, dff, dropout_rate)
+
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        return self.inner(x, encoder_output, self_attention_mask=self_attention_mask,
+                          cross_attention_mask=cross_attention_mask, training=training)
+
+
+class DecoderLayerStub(DecoderLayer):
+    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
+        raise NotImplementedError("hint")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 7: the schedule and the training step
+
+
+def lrate(step_num, d_model, warmup_steps):
+    return d_model**-0.5 * min(step_num**-0.5, step_num * warmup_steps**-1.5)
+
+
+def lrate_counted_from_zero(step_num, d_model, warmup_steps):
+    with np.errstate(divide="ignore"):  # step_num - 1 = 0 at the first step: inf, then min() takes the warm-up
+        step = np.float64(step_num - 1)
+        return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+
+def step(model, optimizer, batch, label_smoothing=0.1, count_padding=False, update=True):
+    (source, target_in), target_out = batch
+    with tf.GradientTape() as tape:
+        logits = model((source, target_in), training=True)
+        if count_padding:  # every position, padding included, label-smoothed
+            loss = keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing)(
+                ops.one_hot(target_out, logits.shape[-1]), logits)
+        else:
+            loss = tl.masked_loss(target_out, logits, label_smoothing=label_smoothing)
+    if update:
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+class FitStep(tl.Transformer):
+    options: dict = {}
+
+    def train_step(self, data):
+        return {"loss": step(self, self.optimizer, data, **self.options)}
+
+
+class FitStepWithoutSmoothing(FitStep):
+    options = {"label_smoothing": 0.0}
+
+
+class FitStepWithoutUpdate(FitStep):
+    options = {"update": False}
+
+
+class FitStepNotOverridden(tl.Transformer):
+    pass
+
+
+class FitStepOfTheLibrary(tl.Transformer):
+    def train_step(self, data):
+        return {"loss": tl.train_step(self, self.optimizer, data)[0]}
+
+
+class FitStepStub(tl.Transformer):
+    def train_step(self, data):
+        raise NotImplementedError("hint")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 8: decoding
+
+
+def beam_step(scores, log_probs, k, add_scores=True):
+    totals = ((scores[:, None] if add_scores else 0) + log_probs).reshape(-1)  # candidate b * V + t
+    best = np.argsort(-totals)[:k]
+    return best // log_probs.shape[1], best % log_probs.shape[1], totals[best]
+
+
+def best_of_each_beam(scores, log_probs, k):
+    tokens = log_probs.argmax(axis=1)
+    totals = scores + log_probs.max(axis=1)
+    order = np.argsort(-totals)
+    return order, tokens[order], totals[order]
+
+
+class Greedy(keras.Model):
+    """Greedy decoding with the key/value cache: one new position per step."""
+
+    stop_at_end, forbid = True, True  # the mistakes below change these
+
+    def __init__(self, transformer, max_length, **kwargs):
+        super().__init__(**kwargs)
+        self.transformer, self.max_length = transformer, max_length
+
+    def next_logits(self, source_ids):
+        """Yields the logits [batch, vocab] of each step; send it the tokens chosen."""
+        t = self.transformer
+        caches, source = t.decoder.start_cache(t.encoder(source_ids, training=False), source_ids, self.max_length)
+        tokens = np.full((source_ids.shape[0], 1), START_ID, np.int32)
+        for position in range(self.max_length):
+            x, caches = t.decoder.step(tokens, position, caches, source)
+            tokens = yield np.array(t.project(x)[:, -1], dtype=float)
+
+    def call(self, source_ids):
+        finished, out = np.zeros(source_ids.shape[0], bool), []
+        steps = self.next_logits(source_ids)
+        logits = next(steps)
+        while True:
+            if self.forbid:
+                logits[:, [PAD_ID, START_ID]] = -np.inf
+            chosen = logits.argmax(-1).astype(np.int32)
+            if self.stop_at_end:
+                chosen = np.where(finished, PAD_ID, chosen)
+            out.append(chosen)
+            finished |= chosen == END_ID
+            if self.stop_at_end and finished.all():
+                break
+            try:
+                logits = steps.send(chosen[:, None])
+            except StopIteration:
+                break
+        return np.stack(out, axis=1)
+
+
+class GreedyGoingOnAfterEnd(Greedy):
+    stop_at_end = False
+
+
+class GreedyGeneratingPadding(Greedy):
+    forbid = False
+
+
+class GreedyWithoutCache(Greedy):
+    """The right tokens, but the whole prefix through the model at every step."""
+
+    def call(self, source_ids):
+        tokens = np.full((source_ids.shape[0], 1), START_ID, np.int32)
+        finished = np.zeros(source_ids.shape[0], bool)
+        for _ in range(self.max_length):
+            logits = np.array(self.transformer((source_ids, tokens), training=False)[:, -1], dtype=float)
+            logits[:, [PAD_ID, START_ID]] = -np.inf
+            chosen = np.where(finished, PAD_ID, logits.argmax(-1)).astype(np.int32)
+            tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
+            finished |= chosen == END_ID
+            if finished.all():
+                break
+        return tokens[:, 1:]
+
+
+class GreedyOfTheLibrary(Greedy):
+    def call(self, source_ids):
+        return tl.greedy_decode(self.transformer, source_ids, self.max_length)
+
+
+class GreedyStub(Greedy):
+    def call(self, source_ids):
+        raise NotImplementedError("hint")
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 9: the masked mean and BERT's masking
+
+
+def masked_mean(x, ids):
+    real = (ids != 0)[..., None]
+    return (x * real).sum(axis=1) / real.sum(axis=1)
+
+
+def bert_masking(ids, mask_id, rng, rate=0.15, mask_share=0.8, skip_special=True):
+    chosen = (rng.random(ids.shape) < rate) & ((ids > END_ID) if skip_special else (ids >= 0))
+    action = rng.random(ids.shape)
+    inputs = np.where(chosen & (action < mask_share), mask_id, ids)
+    random_ids = rng.integers(END_ID + 1, mask_id, size=ids.shape)
+    inputs = np.where(chosen & (action >= mask_share) & (action < mask_share + 0.1), random_ids, inputs)
+    return inputs, np.where(chosen, ids, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tables: every check, its right answer, its stub, its typical mistakes, its library shortcut.
+
+RIGHT = {
+    check_padding_share: padding_share,
+    check_group_pairs: union_find_groups,
+    check_positional_encoding: encoding,
+    check_concatenated_encoding: concatenated,
+    check_look_ahead_mask: lambda size: np.triu(np.ones((size, size)), k=1),
+    check_combined_mask: combined_mask,
+    check_attention: attention,
+    check_causal_self_attention: causal,
+    check_self_attention_layer: SelfAttention,
+    check_split_heads: split_heads,
+    check_merge_heads: merge_heads,
+    check_multi_head_attention: MultiHead,
+    check_encoder_layer_parameters: encoder_parameters,
+    check_feed_forward: lambda x, w1, b1, w2, b2: np.maximum(0, x @ w1 + b1) @ w2 + b2,
+    check_encoder_layer: EncoderLayer,
+    check_decoder_layer: DecoderLayer,
+    check_schedule: lrate,
+    check_train_step: step,
+    check_fit_step: FitStep,
+    check_length_penalty: lambda length, alpha: ((5 + length) / 6) ** alpha,
+    check_beam_step: beam_step,
+    check_greedy_translator: Greedy,
+    check_masked_mean: masked_mean,
+    check_bert_masking: bert_masking,
+}
+
+CLASS_STUBS = {
+    check_self_attention_layer: SelfAttentionStub,
+    check_multi_head_attention: MultiHeadStub,
+    check_encoder_layer: EncoderLayerStub,
+    check_decoder_layer: DecoderLayerStub,
+    check_fit_step: FitStepStub,
+    check_greedy_translator: GreedyStub,
+}
+STUBS = {check: CLASS_STUBS.get(check, not_written) for check in RIGHT}
+
+NO_POWER = "power -1.5"
+WRONG = [  # (check, answer, what the message must say)
+    (check_padding_share, lambda batch: float((batch != 0).mean()), "share of real tokens"),
+    (check_padding_share, lambda batch: float((batch[:, 1:] == 0).mean()), "first column counts too"),
+    (check_group_pairs, lambda pairs: union_find_groups(pairs, normalise=False), "put the pairs at positions"),
+    (check_group_pairs, lambda pairs: [source for source, _ in pairs], "put the pairs at positions"),
+    (check_group_pairs, lambda pairs: [0], "one label per pair"),
+    (check_positional_encoding, lambda n, d: encoding(n, d, swap=True), "sines and cosines are swapped"),
+    (check_positional_encoding, lambda n, d: encoding(n, d, exponent_per_dimension=True), "exponent must be 2i/d"),
+    (check_concatenated_encoding, encoding, "this is the interleaved encoding"),
+    (check_concatenated_encoding, lambda n, d: concatenated(n, d, cosines_first=True),
+     r"for length=50, depth=16: the answer differs: entry \(0, 0\) is 1, expected 0"),
+    (check_look_ahead_mask, lambda size: 1 - np.triu(np.ones((size, size)), k=1), "polarity is reversed"),
+    (check_look_ahead_mask, lambda size: np.triu(np.ones((size, size)), k=0), "a position must see itself"),
+    (check_look_ahead_mask, lambda size: np.tril(np.ones((size, size)), k=-1), "blocks the past"),
+    (check_combined_mask, lambda ids: combined_mask(ids, padding=False), "padding keys are not blocked"),
+    (check_combined_mask, lambda ids: combined_mask(ids, future=False), "future keys are not blocked"),
+    (check_combined_mask, lambda ids: combined_mask(ids, combine=np.add), "combine with a maximum"),
+    (check_combined_mask, lambda ids: 1 - combined_mask(ids), "polarity is reversed"),
+    (check_attention, lambda q, k, v, mask: attention(q, k, v, mask, scale=False), r"not divided by sqrt\(d_k\)"),
+    (check_attention, lambda q, k, v, mask: attention(q, k, v, mask, polarity=-1), "polarity is reversed"),
+    (check_attention, lambda q, k, v, mask: attention(q, k, v, mask, use_mask=False), "the mask is ignored"),
+    (check_causal_self_attention, lambda *a: causal(*a, use_mask=False), "the mask is ignored"),
+    (check_causal_self_attention, lambda *a: causal(*a, k=0), "blocked from itself too"),
+    (check_causal_self_attention, lambda *a: causal(*a, transpose=True), "the past is blocked"),
+    (check_self_attention_layer, SelfAttentionUnscaled, r"not divided by sqrt\(d_k\)"),
+    (check_self_attention_layer, SelfAttentionReversedMask, "polarity is reversed"),
+    (check_self_attention_layer, SelfAttentionIgnoringMask, "the mask is ignored"),
+    (check_split_heads, lambda x, h: x.reshape(x.shape[0], h, x.shape[1], -1), "split without the transpose"),
+    (check_split_heads, lambda x, h: split_heads(x, h)[:, ::-1], r"for x of shape \(2, 5, 12\), 3 heads: the answer"),
+    (check_merge_heads, lambda x: x.reshape(x.shape[0], x.shape[2], -1), "merged without the transpose"),
+    (check_merge_heads, lambda x: merge_heads(x[:, ::-1]), r"for x of shape \(2, 3, 5, 2\): the answer differs"),
+    (check_multi_head_attention, MultiHeadWithoutTranspose, "split without the transpose"),
+    (check_multi_head_attention, MultiHeadUnscaled, r"not divided by sqrt\(d_k\)"),
+    (check_multi_head_attention, MultiHeadReversedMask, "polarity is reversed"),
+    (check_encoder_layer_parameters, lambda d, dff: encoder_parameters(d, dff, norms=False),
+     "You left out the two layer norms"),
+    (check_encoder_layer_parameters, lambda d, dff: encoder_parameters(d, dff, biases=False), "left out the biases"),
+    (check_feed_forward, lambda x, w1, b1, w2, b2: (x @ w1 + b1) @ w2 + b2, "ReLU is missing"),
+    (check_feed_forward, lambda x, w1, b1, w2, b2: np.maximum(0, (x @ w1 + b1) @ w2 + b2),
+     "after the first map, not the second"),
+    (check_encoder_layer, EncoderLayerPreLN, "pre-LN"),
+    (check_encoder_layer, EncoderLayerIgnoringPadding, "source padding is not masked"),
+    (check_encoder_layer, EncoderLayerWithoutDropout, "apply dropout"),
+    (check_decoder_layer, DecoderLayerWithoutSelfMask, "self-attention mask is missing"),
+    (check_decoder_layer, DecoderLayerIgnoringSourcePadding, "source padding is not masked"),
+    (check_decoder_layer, DecoderLayerWithoutDropout, "apply dropout"),
+    (check_schedule, lambda n, d, w: lrate(n + 1, d, w), "off by one: step_num counts from 1"),
+    (check_schedule, lrate_counted_from_zero, "off by one: step_num is already counted from 1"),
+    (check_schedule, lambda n, d, w: d**-0.5 * min(n**-0.5, n * w**-0.5), NO_POWER),
+    (check_train_step, lambda m, o, b: step(m, o, b, label_smoothing=0.0), "no label smoothing"),
+    (check_train_step, lambda m, o, b: step(m, o, b, count_padding=True), "padding positions count"),
+    (check_train_step, lambda m, o, b: step(m, o, b, update=False), "no weight changed"),
+    (check_train_step, lambda m, o, b: None, "returned None"),
+    (check_fit_step, FitStepWithoutSmoothing, "no label smoothing"),
+    (check_fit_step, FitStepWithoutUpdate, "no weight changed"),
+    (check_fit_step, FitStepNotOverridden, "does not override train_step"),
+    (check_length_penalty, lambda length, alpha: (length / 6) ** alpha, "the 5 is missing"),
+    (check_length_penalty, lambda length, alpha: (5 + length) / 6 * alpha, "alpha is an exponent"),
+    (check_beam_step, best_of_each_beam, "best extension of each beam"),
+    (check_beam_step, lambda s, p, k: beam_step(s, p, k, add_scores=False), "scores so far are not added"),
+    (check_greedy_translator, GreedyGoingOnAfterEnd, "a row goes on after its END"),
+    (check_greedy_translator, GreedyGeneratingPadding, "must never be generated"),
+    (check_greedy_translator, GreedyWithoutCache, "runs the whole model on the prefix"),
+    (check_masked_mean, lambda x, ids: x.mean(axis=1), "padding positions count"),
+    (check_masked_mean, lambda x, ids: (x * (ids != 0)[..., None]).sum(axis=1) / ids.shape[1],
+     "divide by the number of real tokens"),
+    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, skip_special=False), "padding, START or END"),
+    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, mask_share=1.0), "mask id / chosen"),
+    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, rate=0.3), "chosen / real tokens"),
+]
+
+LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library has
+    check_padding_share: lambda batch: tl.padding_fraction(tf.data.Dataset.from_tensors(((batch, batch), batch))),
+    check_group_pairs: lambda pairs: splits.connected_groups(pairs),
+    check_positional_encoding: lambda n, d: np.asarray(tl.positional_encoding(n, d)),
+    check_look_ahead_mask: lambda size: np.asarray(tl.look_ahead_mask(size)),
+    check_combined_mask: lambda ids: np.asarray(tl.decoder_mask(ids)),
+    check_attention: lambda q, k, v, mask: np.asarray(tl.scaled_dot_product_attention(q, k, v, mask)[0]),
+    check_causal_self_attention: lambda x, wq, wk, wv: attention(x @ wq, x @ wk, x @ wv,
+                                                                 np.asarray(tl.look_ahead_mask(len(x)))),
+    check_self_attention_layer: SelfAttentionOfTheLibrary,
+    check_split_heads: library_split,
+    check_merge_heads: library_merge,
+    check_multi_head_attention: MultiHeadOfTheLibrary,
+    check_encoder_layer_parameters: library_parameters,
+    check_feed_forward: library_feed_forward,
+    check_encoder_layer: EncoderLayerOfTheLibrary,
+    check_decoder_layer: DecoderLayerOfTheLibrary,
+    check_schedule: lambda n, d, w: float(objective.TransformerSchedule(d, w)(n - 1)),
+    check_train_step: lambda model, optimizer, batch: tl.train_step(model, optimizer, batch)[0],
+    check_fit_step: FitStepOfTheLibrary,
+    check_length_penalty: lambda length, alpha: library_decoding.length_penalty(length, alpha),
+    check_greedy_translator: GreedyOfTheLibrary,
+    check_masked_mean: lambda x, ids: np.asarray(tl.masked_mean(x, ids)),
+    check_bert_masking: lambda ids, m, rng: tl.mask_tokens(ids, m, seed=[1, 2]),
+}
+NOTHING_TO_CALL = {check_concatenated_encoding, check_beam_step}  # built on an earlier exercise, or no library twin
+
+
+def named(table):
+    return [pytest.param(check, answer, id=check.__name__) for check, answer in table.items()]
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks
+
+
+def test_every_check_is_tested_with_a_right_answer_a_stub_two_mistakes_and_the_library():
+    checks = {getattr(exercises, name) for name in exercises.__all__ if name.startswith("check_")}
+    assert len(checks) == 24 and set(RIGHT) == checks == set(STUBS)
+    assert all(sum(check is c for c, _, _ in WRONG) >= 2 for check in checks)
+    assert set(LIBRARY_SHORTCUTS) == checks - NOTHING_TO_CALL
+
+
+@pytest.mark.parametrize("check, answer", named(RIGHT))
+def test_a_right_answer_is_accepted_and_remembered(check, answer, capsys):
+    assert not exercises.passed(check)
+    check(answer)
+    assert capsys.readouterr().out.startswith("Correct: ")
+    assert exercises.passed(check) and exercises.passed(check.__name__)
+
+
+@pytest.mark.parametrize("check, stub", named(STUBS))
+def test_an_answer_not_written_yet_gets_one_line_and_lets_the_chapter_go_on(check, stub, capsys):
+    assert check(stub) is None
+    out = capsys.readouterr().out
+    assert out.startswith("Not written yet: ") and out.count("\n") == 1, out
+    assert not exercises.passed(check)
+
+
+@pytest.mark.parametrize("check, answer, message",
+                         [pytest.param(*row, id=f"{row[0].__name__}-{i}") for i, row in enumerate(WRONG)])
+def test_a_typical_mistake_is_refused_and_named(check, answer, message):
+    with pytest.raises(AssertionError, match=message):
+        check(answer)
+    assert not exercises.passed(check)
+
+
+@pytest.mark.parametrize("check, answer", named(LIBRARY_SHORTCUTS))
+def test_an_answer_calling_the_librarys_own_implementation_is_refused(check, answer):
+    with pytest.raises(AssertionError, match=LIBRARY):
+        check(answer)
+    assert not exercises.passed(check)
+
+
+def test_a_check_fails_again_after_a_right_answer_is_replaced_by_a_wrong_one(capsys):
+    check_length_penalty(RIGHT[check_length_penalty])
+    assert exercises.passed(check_length_penalty)
+    with pytest.raises(AssertionError):
+        check_length_penalty(lambda length, alpha: 1.0)
+    assert not exercises.passed(check_length_penalty)
+
+
+def test_the_schedule_check_refuses_step_num_plus_one_even_beyond_the_warm_up():
+    """The +1 slip is small after warm-up; the first steps make it obvious, and the check names it."""
+    with pytest.raises(AssertionError, match="off by one") as info:
+        check_schedule(lambda n, d, w: d**-0.5 * min((n + 1) ** -0.5, (n + 1) * w**-1.5))
+    assert "d_model=512, warmup_steps=4000" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the checks share: compare, refusing library calls, choosing yours or the library's
+
+
+def test_compare_is_relative_so_tiny_values_ten_percent_off_fail():
+    expected = np.array([1e-7, -2e-7, 3e-7])
+    with pytest.raises(AssertionError, match="the answer differs"):
+        _core.compare("tiny", expected * 1.1, expected, "x=tiny")
+
+
+def test_compare_accepts_float32_round_off_at_every_scale():
+    rng = np.random.default_rng(0)
+    for scale in (1e-7, 1.0, 1e6):
+        expected = rng.normal(size=(4, 5)) * scale
+        _core.compare("round-off", expected.astype("float32"), expected, f"scale {scale}")
+
+
+def test_compare_judges_entries_near_zero_against_the_arrays_scale():
+    _core.compare("near zero", [1.0, 0.0], [1.0, 1e-9], "a vector")
+    with pytest.raises(AssertionError):
+        _core.compare("near zero", [1.0, 0.0], [1.0, 1e-3], "a vector")
+
+
+def test_compare_names_the_input_and_shows_both_small_arrays():
+    with pytest.raises(AssertionError) as info:
+        _core.compare("mask", [[0.0, 1.0], [0.0, 0.0]], [[0.0, 1.0], [1.0, 0.0]], "size=2")
+    message = str(info.value)
+    assert message.startswith("mask: for size=2: the answer differs: expected\n")
+    assert "expected\n[[0., 1.],\n [1., 0.]]\ngot\n[[0., 1.],\n [0., 0.]]" in message
+
+
+def test_compare_points_at_the_first_wrong_entry_of_a_large_array():
+    expected = np.arange(20.0)
+    yours = expected.copy()
+    yours[[3, 7]] = -1.0
+    with pytest.raises(AssertionError, match=r"for n=20: the answer differs: entry \(3,\) is -1, expected 3 "
+                                             r"\(2 of 20 entries differ\)"):
+        _core.compare("big", yours, expected, "n=20")
+
+
+def test_compare_says_what_a_recognised_mistake_is_instead_of_numbers():
+    expected = np.array([1.0, 2.0])
+    with pytest.raises(AssertionError, match="^demo: for x: you doubled it$"):
+        _core.compare("demo", expected * 2, expected, "x", hints=[(expected * 3, "tripled"), (expected * 2, "you doubled it")])
+
+
+def test_compare_reports_a_wrong_shape_and_a_nan():
+    with pytest.raises(AssertionError, match=r"the shape is \(3,\), expected \(2,\)"):
+        _core.compare("demo", np.zeros(3), np.zeros(2), "x")
+    with pytest.raises(AssertionError, match="NaN or infinity"):
+        _core.compare("demo", [np.nan, 1.0], [0.0, 1.0], "x")
+
+
+def test_refusing_library_calls_catches_the_call_and_nothing_else():
+    def library_function():
+        return 1
+
+    with _core.refuse_library_calls("demo", library_function):
+        sum([1, 2])
+    with pytest.raises(AssertionError, match=r"demo: your answer calls .*library_function, the library's own"):
+        with _core.refuse_library_calls("demo", library_function):
+            library_function()
+    assert _core.call_answer("demo", lambda: 3, [library_function]) == 3
+
+
+def test_yours_or_library_picks_yours_only_after_its_check_passed(capsys):
+    def mine(length, alpha):
+        return ((5 + length) / 6) ** alpha
+
+    library = library_decoding.length_penalty
+    assert exercises.yours_or_library(check_length_penalty, mine, library) is library
+    assert "Using the library's length_penalty: check_length_penalty has not" in capsys.readouterr().out
+    check_length_penalty(not_written)
+    assert exercises.yours_or_library(check_length_penalty, mine, library) is library
+    with pytest.raises(AssertionError):
+        check_length_penalty(lambda length, alpha: length)
+    assert exercises.yours_or_library(check_length_penalty, mine, library) is library
+    check_length_penalty(mine)
+    assert exercises.yours_or_library(check_length_penalty, mine, library) is mine
+    assert capsys.readouterr().out.endswith("Using your mine (check_length_penalty accepted it).\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The greedy check's reference is the library's behaviour, on models that show both slips
+
+
+@pytest.mark.parametrize("seed, scale", [(1, 1.0), (5, 0.3), (3, 1.0)])
+def test_the_greedy_checks_reference_decodes_as_the_library_does(seed, scale):
+    model, source = decoding._random_model(seed, scale)
+    library = np.asarray(tl.greedy_decode(model, source, 8))
+    reference = decoding.reference_greedy(model, source, 8)
+    np.testing.assert_array_equal(decoding._padded(library, 8), decoding._padded(reference, 8))
+
+
+def test_the_greedy_checks_models_make_both_slips_visible():
+    """Some rows stop at END and some do not, and some step would generate padding or START if allowed:
+    otherwise the check could not tell those slips from a right answer."""
+    going_on = generating_padding = False
+    for seed, scale in ((1, 1.0), (5, 0.3), (3, 1.0)):
+        model, source = decoding._random_model(seed, scale)
+        right = decoding._padded(decoding.reference_greedy(model, source, 8), 8)
+        going_on |= not np.array_equal(decoding._padded(decoding.reference_greedy(model, source, 8, stop=False), 8), right)
+        generating_padding |= not np.array_equal(
+            decoding._padded(decoding.reference_greedy(model, source, 8, forbid=False), 8), right)
+    assert going_on and generating_padding
