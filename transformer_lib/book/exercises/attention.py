@@ -7,13 +7,17 @@ import numpy as np
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
 
 
-def reference_attention(q, k, v, mask=None, scale=True, polarity=1.0):
+def reference_attention(q, k, v, mask=None, scale=True, polarity=1.0, float32=False):
     """Eq. 1 in float64, written from the paper (mask: 1.0 = blocked). `scale=False` and
-    `polarity=-1` give what two common mistakes compute (no sqrt(d_k); the mask's meaning reversed)."""
+    `polarity=-1` give what two common mistakes compute (no sqrt(d_k); the mask's meaning reversed).
+    `float32=True` rounds the masked scores as float32 code does: a row whose keys are all blocked
+    then gets uniform weights (in float64 it keeps its softmax), which is what a reversed mask gives."""
     scores = q @ np.swapaxes(k, -1, -2) / (np.sqrt(k.shape[-1]) if scale else 1.0)
     if mask is not None:
         blocked = mask if polarity > 0 else 1 - mask
         scores = scores - 1e9 * blocked
+        if float32:
+            scores = scores.astype(np.float32).astype(float)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     weights = weights / weights.sum(axis=-1, keepdims=True)
     return weights @ v, weights
@@ -23,9 +27,10 @@ def attention_hints(q, k, v, mask) -> list:
     hints = [(reference_attention(q, k, v, mask, scale=False)[0],
               "the scores are not divided by sqrt(d_k) (Eq. 1 scales them so the softmax does not saturate).")]
     if mask is not None:
-        hints += [(reference_attention(q, k, v, mask, polarity=-1)[0],
-                   "the mask's polarity is reversed: 1.0 means blocked, so add mask * -1e9 to the scores."),
-                  (reference_attention(q, k, v, None)[0], "the mask is ignored: blocked keys must get no weight.")]
+        hints += [(reference_attention(q, k, v, mask, polarity=-1, float32=float32)[0],
+                   "the mask's polarity is reversed: 1.0 means blocked, so add mask * -1e9 to the scores.")
+                  for float32 in (False, True)]
+        hints += [(reference_attention(q, k, v, None)[0], "the mask is ignored: blocked keys must get no weight.")]
     return hints
 
 

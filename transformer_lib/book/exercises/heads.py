@@ -94,8 +94,9 @@ def _mha_hints(query, key, weights, mask) -> list:
     hints = [(reference_multi_head(*args, transpose=False)[0], NO_TRANSPOSE),
              (reference_multi_head(*args, scale=False)[0], "the scores are not divided by sqrt(d_k).")]
     if mask is not None:
-        hints += [(reference_multi_head(*args, polarity=-1)[0], "the mask's polarity is reversed: 1.0 means blocked."),
-                  (reference_multi_head(*args[:-1], None)[0], "the mask is ignored.")]
+        hints += [(reference_multi_head(*args, polarity=-1, float32=float32)[0],
+                   "the mask's polarity is reversed: 1.0 means blocked.") for float32 in (False, True)]
+        hints += [(reference_multi_head(*args[:-1], None)[0], "the mask is ignored.")]
     return hints
 
 

@@ -18,9 +18,9 @@ def check_encoder_layer_parameters(fn) -> None:
         expected = 4 * d_model * (d_model + 1) + 2 * d_model * dff + dff + d_model + 4 * d_model
         yours = call_answer("encoder layer parameters", fn, [keras.layers.Layer.count_params], d_model, dff)
         if yours != expected:
-            hint = {expected - 4 * d_model: " You left out the two layer norms (a scale and an offset each).",
-                    expected - 4 * d_model - dff - d_model: " You left out the biases.",
-                    expected - 4 * d_model: ""}.get(yours, "")
+            hint = {expected - 4 * d_model: " You left out the two layer norms (a scale and an offset each), or "
+                                            "the four attention projections' biases: both come to 4·d_model.",
+                    expected - 4 * d_model - dff - d_model: " You left out the biases."}.get(yours, "")
             raise AssertionError(
                 f"encoder layer parameters: for d_model={d_model}, dff={dff} you count {yours:,}, the layer has "
                 f"{expected:,}.{hint} Count weights and biases of the four attention projections, both "

@@ -33,7 +33,11 @@ def check_schedule(fn) -> None:
 
     for d_model, warmup in [(512, 4000), (128, 1000)]:
         steps = np.array([1, 2, 3, warmup // 2, warmup, warmup + 1, 10 * warmup])
-        yours = [call_answer("learning rate", fn, [TransformerSchedule], int(step), d_model, warmup) for step in steps]
+        try:
+            yours = [call_answer("learning rate", fn, [TransformerSchedule], int(step), d_model, warmup) for step in steps]
+        except ZeroDivisionError as error:
+            raise AssertionError(f"learning rate: at step_num=1 your function divides by zero ({error}): off by one? "
+                                 "step_num already counts from 1, as in the paper.") from error
         expected = reference_rate(steps, d_model, warmup)
         hints = [(reference_rate(steps + 1, d_model, warmup), "off by one: step_num counts from 1, as in the paper "
                   "(the first update uses step_num = 1)."),
@@ -125,7 +129,8 @@ def check_fit_step(cls) -> None:
     model.compile(optimizer=make_optimizer(16, 10), jit_compile=False)
     dataset = tf.data.Dataset.from_tensors(batch)
     record = BatchLogs()  # each batch's logs as train_step returned them (the epoch's come from compiled metrics)
-    call_answer("train_step for model.fit", model.fit, [train_step], dataset, epochs=1, verbose=0, callbacks=[record])
+    call_answer("train_step for model.fit", model.fit, [train_step], dataset, epochs=1, verbose=0,
+                callbacks=[record], shuffle=False)
     logs = record.logs
     if not logs or "loss" not in logs[0]:
         raise AssertionError("train_step for model.fit: return a dict with the batch's loss: {'loss': loss}.")
