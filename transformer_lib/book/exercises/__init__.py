@@ -35,6 +35,7 @@ from transformer_lib.book.exercises.layers import (
     check_feed_forward,
 )
 from transformer_lib.book.exercises.training import check_fit_step, check_schedule, check_train_step
+from transformer_lib.book.exercises.transformer import check_transformer
 
 
 def yours_or_library(check, yours, library):
