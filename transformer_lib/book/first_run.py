@@ -8,6 +8,16 @@ small Transformer to translate numbers it never saw in about a minute. The chapt
     check_first_run(result)                  # did it learn?
 
 and shows `result["examples"]`, held-out numbers translated greedily.
+
+Measured with the library's layers (`tl.Transformer`, the sizes of SIZES) on a 2-core AMD EPYC with
+AVX-512, 2026-11-24, seeds 0, 1 and 2, with 1 and with 2 TensorFlow threads (12 runs):
+
+    updates   seconds of training   loss, mean of the last 50   held-out numbers exact
+    2,500     30-44                 0.790-0.796                 200 of 200 in every run
+    1,000     15-16                 0.799-0.806                 200 of 200 in every run
+
+The task converges fully, so the verdict's thresholds (MAX_LOSS, MIN_EXACT_MATCH) sit far from every
+measured run and far from an untrained model (loss near ln(V) = 3.7, no exact match).
 """
 
 from __future__ import annotations
@@ -111,8 +121,7 @@ def first_run(model_class, steps: int = 1200, seed: int = 0, batch_rows: int = 6
     return dict(losses=losses, seconds=seconds, exact_match=exact, examples=examples, steps=steps, model=model)
 
 
-# Thresholds, measured with the library's layers (seeds 0-2, 1 and 2 TensorFlow threads, a 2-core
-# AMD EPYC): see MEASURED. An untrained model scores 0 exact matches at a loss near ln(V) = 3.7.
+# The verdict's thresholds, with wide margins on the runs measured above (see the module's docstring).
 MAX_LOSS, MIN_EXACT_MATCH = 1.2, 0.8
 
 
