@@ -166,3 +166,10 @@ def test_solution_admonitions_go_and_an_emptied_cell_is_dropped():
         "Keep me.", "```{admonition} A tip\nStays.\n```", "x = 1\nprint(x)"]
     assert student["cells"][-1]["outputs"] == notebook["cells"][-1]["outputs"]  # no solution: outputs kept
     assert "".join(notebook["cells"][0]["source"]).startswith("```{admonition} Solution")  # the key is untouched
+
+
+def test_a_cell_using_the_answers_loses_the_outputs_it_got_from_the_key():
+    key = _notebook((["exercise"], ANSWER), (["check"], CHECK), (["uses-exercises"], "print(f(2))"), ([], "print(1)"))
+    uses, other = se.student_notebook(key, "here").cells[2:]
+    assert key.cells[2].outputs and uses.outputs == [] and uses.execution_count is None
+    assert uses.source == "print(f(2))" and other.outputs == key.cells[3].outputs

@@ -13,7 +13,8 @@ same notebooks, except that
 
 - each solution block becomes `raise NotImplementedError(...)` (with the hint) at its indentation,
   which the check reports as not written yet;
-- the cells that held a solution, and the check cells, lose their stored outputs;
+- the cells that held a solution, the check cells and the cells that use the answers (tagged
+  `uses-exercises`, such as chapter 6's first run) lose their stored outputs: they came from the key;
 - the check cells are read-only (`editable: false`, `deletable: false` in their metadata, as
   nbgrader marks its read-only cells) and keep their `check` tag, so a grader finds them;
 - the solution admonitions are gone (a markdown cell left empty is dropped).
@@ -85,7 +86,7 @@ def student_notebook(notebook, where: str):
                     raise ValueError(f"{place}: a 'check' cell holds a solution block; the answer belongs in the "
                                      "'exercise' cell before it, the check cell only runs the check.")
                 cell.metadata.update(editable=False, deletable=False)  # read-only in Jupyter, as in nbgrader
-            if blocks or "check" in _tags(cell):
+            if blocks or {"check", "uses-exercises"} & set(_tags(cell)):  # outputs that came from the key's answers
                 cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown":
             stripped = SOLUTION_ADMONITION.sub("", cell.source).strip("\n")
