@@ -16,7 +16,9 @@ AVX-512, 2026-11-24, seeds 0, 1 and 2, with 1 and with 2 TensorFlow threads (12 
     2,500     30-44                 0.790-0.796                 200 of 200 in every run
     1,000     15-16                 0.799-0.806                 200 of 200 in every run
 
-The task converges fully, so the verdict's thresholds (MAX_LOSS, MIN_EXACT_MATCH) sit far from every
+With the chapter's own class (the same layers assembled by the student's call, other initial weights)
+one run checked (seed 2, 1 thread, 1,000 updates) gave loss 0.808 and 198 of 200. The loss includes
+label smoothing 0.1, which keeps it well above 0. The task converges fully, so the verdict's thresholds (MAX_LOSS, MIN_EXACT_MATCH) sit far from every
 measured run and far from an untrained model (loss near ln(V) = 3.7, no exact match).
 """
 
@@ -93,7 +95,7 @@ def translate_numbers(model, texts, source_vocabulary, target_vocabulary, max_le
     return [target_vocabulary.decode(row[1:]) for row in tokens]
 
 
-def first_run(model_class, steps: int = 1200, seed: int = 0, batch_rows: int = 64, warmup_steps: int = 300,
+def first_run(model_class, steps: int = 2500, seed: int = 0, batch_rows: int = 64, warmup_steps: int = 300,
               **layers) -> dict:
     """Build `model_class(**SIZES, vocabulary sizes, **layers)`, train it for `steps` updates of
     `batch_rows` number pairs with the library's `train_step` and §5.3 schedule, and translate the
