@@ -84,15 +84,10 @@ def batch(pairs, source_vocabulary, target_vocabulary, rows, rng):
 def translate_numbers(model, texts, source_vocabulary, target_vocabulary, max_length: int = 12) -> list[str]:
     """Greedy translations of `texts`, running the whole model on the prefix at every step (your
     model has no key/value cache; chapter 8 adds one)."""
+    from transformer_lib.book.exercises.decoding import reference_greedy
+
     source = pad([source_vocabulary.encode(text) for text in texts])
-    tokens = np.full((len(texts), 1), START_ID, np.int32)
-    for _ in range(max_length):
-        logits = np.array(model((source, tokens), training=False))[:, -1]
-        logits[:, [PAD_ID, START_ID]] = -np.inf
-        tokens = np.concatenate([tokens, logits.argmax(-1).astype(np.int32)[:, None]], axis=1)
-        if (tokens == END_ID).any(axis=1).all():
-            break
-    return [target_vocabulary.decode(row[1:]) for row in tokens]
+    return [target_vocabulary.decode(row) for row in reference_greedy(model, source, max_length)]
 
 
 def first_run(model_class, steps: int = 2500, seed: int = 0, batch_rows: int = 64, warmup_steps: int = 300,

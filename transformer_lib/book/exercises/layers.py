@@ -80,7 +80,7 @@ def _inputs(rng):
             np.asarray(decoder_mask(target)), np.asarray(padding_mask(source)))
 
 
-def _run(kind, layer, args, masks, training=False, library=False):
+def _run(kind, layer, args, masks, training=False):
     x = args[1] if kind == "encoder" else args[0]
     if kind == "encoder":
         return layer(x, padding_mask=masks[1], training=training)
@@ -104,11 +104,10 @@ def _layer_hints(kind, library, args, masks) -> list:
     pre_ln.set_weights(library.get_weights())
     hints = [(_run(kind, pre_ln, args, masks), "you normalised the sub-layer's input (pre-LN); the paper's "
               "layer is post-LN: x = LayerNorm(x + Dropout(Sublayer(x))).")]
-    no_self = (None, masks[1]) if kind == "decoder" else masks
     hints += [(_run(kind, library, args, (masks[0], None)), "the source padding is not masked: pass the padding mask "
                "to the attention over the source.")]
     if kind == "decoder":
-        hints += [(_run(kind, library, args, no_self), "the self-attention mask is missing: a target position must "
+        hints += [(_run(kind, library, args, (None, masks[1])), "the self-attention mask is missing: a target position must "
                    "not see later ones (self_attention_mask).")]
     return hints
 
@@ -118,7 +117,8 @@ def _check_layer(kind: str, cls) -> None:
 
     title = "EncoderLayer" if kind == "encoder" else "DecoderLayer"
     rng = np.random.default_rng(6)
-    args, masks = _inputs(rng)[:2], _inputs(rng)[2:]
+    x, memory, self_mask, cross_mask = _inputs(rng)
+    args, masks = (x, memory), (self_mask, cross_mask)
     layer, library = cls(8, 2, 16, 0.0), _library_layer(kind)
     call_answer(title, _run, _forbidden(), kind, layer, args, masks)
     _run(kind, library, args, masks)
