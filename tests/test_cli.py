@@ -13,7 +13,7 @@ def test_help_lists_every_command_and_option():
     commands = parser._subparsers._group_actions[0].choices
     expected = {
         "train": ["--corpus", "--preset", "--out", "--epochs", "--vocab-size", "--joint-vocab", "--batch-tokens",
-                  "--max-length", "--warmup-steps", "--warmup-ratio", "--dropout", "--label-smoothing",
+                  "--batch-size", "--bucket-growth", "--shuffle-batches", "--peak-rate", "--max-length", "--warmup-steps", "--warmup-ratio", "--dropout", "--label-smoothing",
                   "--average-last", "--norm-first", "--mixed-precision", "--xla", "--seed"],
         "translate": ["--model", "--beam-size", "--alpha", "sentences"],
         "evaluate": ["--model", "--corpus", "--split", "--beam-size", "--alpha", "--limit"],

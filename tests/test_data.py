@@ -324,3 +324,54 @@ def test_bucketing_keeps_padding_under_ten_percent_on_tatoeba():
     print(f"padding on Tatoeba rus-eng: bucketing {result['bucketing']:.1%}, padded_batch {result['padded_batch']:.1%}")
     assert result["bucketing"] <= 0.10
     assert result["bucketing"] < result["padded_batch"]
+
+
+# --- Shuffled bucketed batches (the default recipe's batching, #29) ---------------------------------
+
+
+@pytest.mark.parametrize("options", [dict(batch_tokens=256), dict(batch_size=16), dict(batch_tokens=256, bucket_growth=1.3)])
+def test_shuffled_batches_hold_every_kept_pair_once_in_each_epoch(options, synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+    _, target_tokenizer = synthetic_tokenizers
+    dataset = make_batches(pairs, synthetic_tokenizers, max_length=24, shuffle_batches=True, verbose=False, **options)
+    expected = sorted(t for s, t in pairs if len(target_tokenizer.encode(t)) + 2 <= 24)
+    for _ in range(2):  # two epochs: each one whole, nothing lost or repeated
+        batches = all_batches(dataset)
+        assert len(batches) == dataset.cardinality()
+        decoded = sorted(t for _, _, t_out in batches for t in target_tokenizer.decode(t_out.tolist()))
+        assert decoded == expected
+
+
+def test_token_batches_stay_within_their_budget_and_vary_in_sentences(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "train")
+    dataset = make_batches(pairs, synthetic_tokenizers, batch_tokens=256, max_length=24, shuffle_batches=True,
+                           verbose=False)
+    batches = all_batches(dataset)
+    for source, target_in, _ in batches:
+        assert len(source) * max(source.shape[1], target_in.shape[1] + 1) <= 256
+    assert len({len(source) for source, _, _ in batches}) > 3  # short sentences, more of them
+
+
+def test_shuffled_batches_are_the_same_batches_in_another_order_fixed_by_the_seed(synthetic_tokenizers):
+    """Shuffling after bucketing changes only the order of the batches: the part-filled batches that
+    bucketing flushes at the end of an epoch (in rising length) are spread through it."""
+    pairs = load_parallel_corpus("synthetic", "train")
+
+    def keys(seed, shuffled):
+        dataset = make_batches(pairs, synthetic_tokenizers, batch_tokens=256, max_length=24, seed=seed,
+                               shuffle_batches=shuffled, verbose=False)
+        return [[tuple(map(int, s[0])) + (len(s),) for s, _, _ in all_batches(dataset)] for _ in range(2)]
+
+    plain, shuffled, again, other = keys(3, False), keys(3, True), keys(3, True), keys(4, True)
+    assert sorted(shuffled[0]) == sorted(plain[0]) and shuffled[0] != plain[0]
+    assert shuffled == again  # the same seed, the same orders, epoch after epoch
+    assert shuffled[0] != shuffled[1] and shuffled[0] != other[0]  # a new order each epoch; another seed, another
+    tail = [key[-1] for key in plain[0][-5:]]
+    lengths = [len(key) - 1 for key in plain[0][-5:]]  # the flushed remainders: rising lengths
+    assert lengths == sorted(lengths) and min(tail) < 20
+
+
+def test_bucket_growth_below_one_is_refused(synthetic_tokenizers):
+    with pytest.raises(ValueError, match="bucket_growth must be >= 1"):
+        make_batches(load_parallel_corpus("synthetic", "test"), synthetic_tokenizers, batch_tokens=256,
+                     bucket_growth=0.9, verbose=False)

@@ -29,7 +29,7 @@ and what turns it into a translator:
     text_checks                as_text_list, warn_unusual_text (what the translator is given)
     evaluation           §6.1  evaluate_bleu (sacreBLEU)
     export                     save_translator, load_translator, export_saved_model
-    recipe                     train_translator: corpus -> tokenizers -> model -> saved translator
+    recipe                     Recipe (every setting of a run), train_translator: corpus -> saved translator
     machine                    describe_machine: the hardware and software a result came from
 
 and the side chapter's encoder-only models:
@@ -69,7 +69,7 @@ from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
 from transformer_lib.export import load_translator, save_translator  # noqa: E402
 from transformer_lib.machine import describe_machine  # noqa: E402
-from transformer_lib.recipe import train_translator  # noqa: E402
+from transformer_lib.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
 from transformer_lib.imdb import load_imdb, make_review_batches  # noqa: E402
 from transformer_lib.masks import (  # noqa: E402
@@ -112,6 +112,7 @@ __all__ = [
     "masked_loss",
     "save_translator",
     "train_translator",
+    "Recipe",
     "describe_machine",
     "MaskedLanguageModel",
     "TransformerClassifier",

@@ -13,6 +13,10 @@ import sys
 import warnings
 from pathlib import Path
 
+from transformer_lib.recipe import Recipe
+
+RECIPE = Recipe()  # the defaults the options' help names
+
 
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
@@ -44,12 +48,28 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def _within(value: float, ok: bool, expected: str, text: str) -> float:
+    if not ok:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+    return value
+
+
 def rate(text: str) -> float:
     """argparse type: a number in [0, 1)."""
     value = non_negative_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text}")
-    return value
+    return _within(value, value < 1, "a number in [0, 1)", text)
+
+
+def growth(text: str) -> float:
+    """argparse type: a factor >= 1."""
+    value = non_negative_float(text)
+    return _within(value, value >= 1, "a number >= 1", text)
+
+
+def learning_rate(text: str) -> float:
+    """argparse type: a learning rate in (0, 1)."""
+    value = rate(text)
+    return _within(value, value > 0, "a learning rate above 0", text)
 
 
 def output_directory(text: str) -> Path:
@@ -68,28 +88,39 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     train = commands.add_parser("train", help="train tokenizers and a model on a corpus; save a translator")
-    train.add_argument("--corpus", default="tatoeba/rus-eng", help="a corpus name (default: %(default)s)")
-    train.add_argument("--preset", default="small", choices=["tiny", "small", "base", "big"],
+    train.add_argument("--corpus", default=None, help="a corpus name (default: %s)" % RECIPE.corpus)
+    train.add_argument("--preset", default=None, choices=["tiny", "small", "base", "big"],
                        help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
     train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
-    train.add_argument("--epochs", type=positive_int, default=70, help="training epochs (default: %(default)s)")
-    train.add_argument("--vocab-size", type=positive_int, default=8000, help="subword vocabulary (default: %(default)s)")
-    train.add_argument("--joint-vocab", action="store_true",
+    train.add_argument("--epochs", type=positive_int, default=None, help="training epochs (default: %d)" % RECIPE.epochs)
+    train.add_argument("--vocab-size", type=positive_int, default=None,
+                       help="subword vocabulary (default: %d)" % RECIPE.vocab_size)
+    train.add_argument("--joint-vocab", action="store_true", default=None,
                        help="one tokenizer for both languages, with shared embeddings (paper §3.4)")
-    train.add_argument("--batch-tokens", type=positive_int, default=1024, help="about this many tokens per batch")
-    train.add_argument("--max-length", type=sequence_length, default=64, help="longest sentence in tokens")
+    train.add_argument("--batch-tokens", type=positive_int, default=None,
+                       help="about this many tokens per batch (default: the recipe's, %d)" % RECIPE.batch_tokens)
+    train.add_argument("--batch-size", type=positive_int, default=None,
+                       help="this many sentences per batch, instead of --batch-tokens")
+    train.add_argument("--bucket-growth", type=growth, default=None,
+                       help="each length bucket this many times wider than the last (default: %g)" % RECIPE.bucket_growth)
+    train.add_argument("--shuffle-batches", action=argparse.BooleanOptionalAction, default=None,
+                       help="shuffle each epoch's batches after bucketing (default: %s)" % RECIPE.shuffle_batches)
+    train.add_argument("--max-length", type=sequence_length, default=None, help="longest sentence in tokens")
     train.add_argument("--warmup-steps", type=positive_int, default=None,
-                       help="learning-rate warm-up in steps (default: 4000, the paper's)")
+                       help="learning-rate warm-up in steps (default: %s)" % RECIPE.warmup_steps)
     train.add_argument("--warmup-ratio", type=rate, default=None,
                        help="warm-up as a share of the run's steps, instead of --warmup-steps")
+    train.add_argument("--peak-rate", type=learning_rate, default=None,
+                       help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
     train.add_argument("--dropout", type=rate, default=None, help="dropout rate (default: the preset's)")
-    train.add_argument("--label-smoothing", type=rate, default=0.1, help="label smoothing (default: %(default)s)")
-    train.add_argument("--average-last", type=positive_int, default=5,
-                       help="also try the average of the last N epochs' weights (§6.1) (default: %(default)s)")
-    train.add_argument("--norm-first", action="store_true", help="pre-LN instead of the paper's post-LN")
+    train.add_argument("--label-smoothing", type=rate, default=None,
+                       help="label smoothing (default: %g)" % RECIPE.label_smoothing)
+    train.add_argument("--average-last", type=positive_int, default=None,
+                       help="also try the average of the last N epochs' weights (§6.1) (default: %d)" % RECIPE.average_last)
+    train.add_argument("--norm-first", action="store_true", default=None, help="pre-LN instead of the paper's post-LN")
     train.add_argument("--mixed-precision", action="store_true", help="mixed_float16 (on a GPU)")
     train.add_argument("--xla", action="store_true", help="compile the training step with XLA")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=int, default=None)
     train.add_argument("--restart", action="store_true",
                        help="delete the run already in --out (checkpoints, record) and start afresh")
 
@@ -109,23 +140,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# the CLI's option for each setting of the recipe (an option left out keeps the recipe's value)
+OPTIONS = dict(corpus="corpus", preset="preset", epochs="epochs", vocab_size="vocab_size", joint_vocab="joint_vocab",
+               max_length="max_length", batch_tokens="batch_tokens", batch_size="batch_size",
+               bucket_growth="bucket_growth", shuffle_batches="shuffle_batches", warmup_steps="warmup_steps",
+               warmup_ratio="warmup_ratio", peak_rate="peak_rate", dropout_rate="dropout",
+               label_smoothing="label_smoothing", norm_first="norm_first", average_last="average_last", seed="seed")
+
+
+def recipe_from(args):
+    """The `Recipe` the command line asks for: the default recipe with the options given."""
+    if args.warmup_steps is not None and args.warmup_ratio is not None:
+        raise ValueError("give --warmup-steps or --warmup-ratio, not both (the warm-up is one or the other)")
+    if args.batch_tokens is not None and args.batch_size is not None:
+        raise ValueError("give --batch-tokens or --batch-size, not both (a batch is counted in one or the other)")
+    return RECIPE.replace(**{name: getattr(args, option) for name, option in OPTIONS.items()
+                             if getattr(args, option) is not None})
+
+
 def run_train(args) -> dict:
     import keras
 
     from transformer_lib.recipe import train_translator
 
-    if args.warmup_steps is not None and args.warmup_ratio is not None:
-        raise ValueError("give --warmup-steps or --warmup-ratio, not both (the warm-up is one or the other)")
-    warmup = (dict(warmup_steps=None, warmup_ratio=args.warmup_ratio) if args.warmup_ratio is not None
-              else {} if args.warmup_steps is None else dict(warmup_steps=args.warmup_steps))
+    recipe = recipe_from(args)
     if args.mixed_precision:
         keras.mixed_precision.set_global_policy("mixed_float16")
-    return train_translator(
-        args.out, corpus=args.corpus, preset=args.preset, epochs=args.epochs, vocab_size=args.vocab_size,
-        joint_vocab=args.joint_vocab, batch_tokens=args.batch_tokens, max_length=args.max_length,
-        dropout_rate=args.dropout, label_smoothing=args.label_smoothing, average_last=args.average_last,
-        norm_first=args.norm_first, xla=args.xla, seed=args.seed, restart=args.restart, **warmup,
-    )
+    # a progress bar redrawn at every step suits a terminal; a log file gets one line per epoch
+    return train_translator(args.out, recipe, xla=args.xla, restart=args.restart,
+                            verbose=1 if sys.stdout.isatty() else 2)
 
 
 def run_translate(args) -> list[str]:

@@ -1,8 +1,10 @@
 """The tf.data pipeline that turns sentence pairs into batches, and the tokenizers it needs.
 
 Pipeline (`make_batches`): tokenize once, add start/end, drop what is longer than `max_length`
-(and say how many), bucket by length so batches carry little padding, shuffle with a seed, and
-yield ``((source_ids, target_in), target_out)`` for `model.fit`. The pairs come from
+(and say how many), shuffle with a seed, bucket by length so batches carry little padding, shuffle
+the batches (so that the buckets' part-filled last batches do not all come at the end of an
+epoch, in rising length: chapter 10, section 7, measures what that costs), and yield
+``((source_ids, target_in), target_out)`` for `model.fit`. The pairs come from
 `corpora.load_parallel_corpus`.
 """
 
@@ -37,12 +39,14 @@ def train_tokenizers(
     )
 
 
-def default_bucket_boundaries(max_length: int) -> list[int]:
-    """Bucket upper bounds 3, 4, ..., growing by ~10% (at least 1) up to max_length."""
+def default_bucket_boundaries(max_length: int, growth: float = 1.1) -> list[int]:
+    """Bucket upper bounds 3, 4, ..., each `growth` times the last (at least 1 more), up to max_length."""
+    if not growth >= 1:
+        raise ValueError(f"bucket_growth must be >= 1 (1.1: each bucket ~10% wider than the last), got {growth}")
     bounds, b = [], 3
     while b <= max_length:
         bounds.append(b)
-        b = max(b + 1, int(b * 1.1))
+        b = max(b + 1, int(b * growth))
     return bounds
 
 
@@ -56,6 +60,8 @@ def make_batches(
     shuffle: bool = True,
     seed: int = 0,
     verbose: bool = True,
+    bucket_growth: float = 1.1,
+    shuffle_batches: bool = True,
 ) -> tf.data.Dataset:
     """Tokenized, filtered, bucketed, shuffled batches ready for `model.fit`.
 
@@ -70,6 +76,9 @@ def make_batches(
             the plain `padded_batch` of the TensorFlow tutorial, for comparison.
         shuffle: shuffle the pairs (again each epoch) before batching; `seed` fixes the order.
         verbose: print how many pairs were kept and dropped.
+        bucket_growth: each bucket's upper length bound is this many times the last one's.
+        shuffle_batches: shuffle the batches of each epoch after bucketing (with `shuffle`), so that
+            the buckets' last, part-filled batches do not all come at the end of the epoch.
 
     Returns:
         A dataset of `((source_ids, target_in), target_out)`, int32 `[batch, len]`, 0 = padding;
@@ -90,7 +99,9 @@ def make_batches(
 
     if bucketing:
         dataset = bucket_by_length(dataset, [max(len(s), len(t)) for s, t in kept], _pair_length, max_length,
-                                   batch_size, batch_tokens)
+                                   batch_size, batch_tokens, bucket_growth)
+        if shuffle and shuffle_batches:  # the whole epoch's batches in the buffer: a full shuffle
+            dataset = dataset.shuffle(int(dataset.cardinality()), seed=seed + 1, reshuffle_each_iteration=True)
     else:
         size = batch_size or max(1, batch_tokens // max_length)
         dataset = dataset.padded_batch(size)
@@ -119,14 +130,15 @@ def _encode_and_filter(pairs, tokenizers, max_length: int, verbose: bool) -> lis
 
 
 def bucket_by_length(dataset: tf.data.Dataset, lengths: list[int], length_fn, max_length: int,
-                     batch_size: int | None = None, batch_tokens: int | None = None) -> tf.data.Dataset:
+                     batch_size: int | None = None, batch_tokens: int | None = None,
+                     growth: float = 1.1) -> tf.data.Dataset:
     """Batch `dataset` so that elements of similar length (`length_fn(*element)`, up to
     `max_length`) share a batch: `batch_size` elements, or about `batch_tokens` tokens, per batch.
 
     `lengths` (the same lengths, in Python) lets the number of batches be counted and declared, so
     Keras shows a full progress bar.
     """
-    boundaries = default_bucket_boundaries(max_length)
+    boundaries = default_bucket_boundaries(max_length, growth)
     uppers = [*boundaries, max_length + 1]  # lengths in bucket i are < uppers[i]
     sizes = [batch_size or max(1, batch_tokens // (upper - 1)) for upper in uppers]
     dataset = dataset.bucket_by_sequence_length(element_length_func=length_fn, bucket_boundaries=boundaries,

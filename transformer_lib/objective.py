@@ -22,28 +22,37 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     Keras calls a schedule with the number of updates done so far (0 for the first update); the
     paper counts from 1. So the n-th update uses the paper's step_num = n: `schedule(n - 1)`.
-    The peak, at step_num = warmup_steps, is (d_model * warmup_steps)^-0.5.
+    The peak, at step_num = warmup_steps, is (d_model * warmup_steps)^-0.5: a longer warm-up also
+    means a lower peak. `peak_rate` sets the peak on its own (the same shape, scaled): the rate is
+    then peak_rate * min(step_num / warmup_steps, (warmup_steps / step_num)^0.5).
     """
 
-    def __init__(self, d_model: int, warmup_steps: int = 4000):
+    def __init__(self, d_model: int, warmup_steps: int = 4000, peak_rate: float | None = None):
         require_positive_int("d_model", d_model)
         require_positive_int("warmup_steps", warmup_steps)
+        if peak_rate is not None and not 0 < peak_rate < 1:
+            raise ValueError(f"peak_rate must be a learning rate in (0, 1), got {peak_rate}")
         self.d_model = d_model
         self.warmup_steps = warmup_steps
+        self.peak_rate = peak_rate
 
     def __call__(self, step):
         step_num = ops.cast(step, "float32") + 1.0
         decay = ops.rsqrt(step_num)
         warmup = step_num * self.warmup_steps**-1.5
-        return self.d_model**-0.5 * ops.minimum(decay, warmup)
+        if self.peak_rate is None:
+            return self.d_model**-0.5 * ops.minimum(decay, warmup)
+        return self.peak_rate * self.warmup_steps**0.5 * ops.minimum(decay, warmup)
 
     def get_config(self):
-        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps}
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "peak_rate": self.peak_rate}
 
 
-def make_optimizer(d_model: int, warmup_steps: int = 4000) -> keras.optimizers.Adam:
-    """Adam with beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9 and the §5.3 schedule."""
-    return keras.optimizers.Adam(TransformerSchedule(d_model, warmup_steps), beta_1=0.9, beta_2=0.98, epsilon=1e-9)
+def make_optimizer(d_model: int, warmup_steps: int = 4000, peak_rate: float | None = None) -> keras.optimizers.Adam:
+    """Adam with beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9 and the §5.3 schedule (`peak_rate`:
+    its peak set on its own instead of by d_model and warmup_steps)."""
+    schedule = TransformerSchedule(d_model, warmup_steps, peak_rate)
+    return keras.optimizers.Adam(schedule, beta_1=0.9, beta_2=0.98, epsilon=1e-9)
 
 
 def masked_loss(labels, logits, label_smoothing: float = 0.1, tokens=None):

@@ -1,12 +1,13 @@
-"""The whole recipe of chapter 7 in one call: corpus -> tokenizers -> batches -> model -> training
--> a saved translator (`train_translator`, the CLI's `train`).
+"""The whole recipe of chapter 7 as one object (`Recipe`) and in one call: corpus -> tokenizers ->
+batches -> model -> training -> a saved translator (`train_translator`, the CLI's `train`).
 
-A run lives in one directory: `checkpoints/` (with the settings it was trained with), the
+A run lives in one directory: `checkpoints/` (with the recipe it was trained with), the
 translator's files (`export.save_translator`) and `training.json`, the record of every epoch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -28,89 +29,166 @@ from transformer_lib.splits import SCHEME
 from transformer_lib.training import train
 
 
-def train_translator(
-    out: str | Path,
-    corpus: str = "tatoeba/rus-eng",
-    preset: str = "small",
-    epochs: int = 70,
-    vocab_size: int = 8000,
-    joint_vocab: bool = False,
-    batch_tokens: int = 1024,
-    max_length: int = 64,
-    warmup_steps: int | None = 4000,
-    warmup_ratio: float = 0.1,
-    dropout_rate: float | None = None,
-    label_smoothing: float = 0.1,
-    average_last: int = 5,
-    norm_first: bool = False,
-    xla: bool = False,
-    seed: int = 0,
-    restart: bool = False,
-    verbose: int = 1,
-) -> dict:
-    """Train tokenizers and a `Transformer.from_preset(preset)` on `corpus`, and save the translator.
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """Every setting of a training run, in one place: what `train_translator` and the CLI's `train`
+    use, what a run saves (`settings.json`) and compares before it resumes, and what the benchmarks
+    change one at a time (`Recipe().replace(warmup_steps=1000)`).
 
-    The whole recipe of chapter 7 in one call, with the defaults its measurements chose (the row
-    "paper" of its recipe study: the preset's dropout, warm-up 4,000 steps and label smoothing 0.1 as
-    in the paper, and separate 8,000-piece vocabularies where the paper shared one); `joint_vocab=True` shares one vocabulary and the embeddings (§3.4), `warmup_steps=None`
-    warms up for `warmup_ratio` of the run, `dropout_rate` overrides the preset's. Training uses the
-    corpus's train split; its validation split is scored after every epoch (loss, and BLEU of greedy
-    translations), and the saved translator is the last epoch's, the best epoch's or the average of
-    the last `average_last` epochs' weights (§6.1), whichever gives the best beam-search BLEU on the
-    validation split. Checkpoints go to `out/checkpoints` (a second call resumes there, and refuses if
-    a setting that shapes the run differs, unless `restart=True` deletes the old run first), the
-    translator to `out` (`load_translator(out)`), and a summary to `out/training.json`: the settings,
-    the machine, the training time, the history of every epoch and the choice of weights.
-    For mixed precision, set the Keras policy to "mixed_float16" before calling.
+    Data: `corpus`, `vocab_size` pieces per language (`joint_vocab`: one shared vocabulary and
+    embeddings, §3.4), sentences of at most `max_length` tokens. Batches (`make_batches`): about
+    `batch_tokens` tokens of sentences of similar length (or `batch_size` sentences), buckets
+    `bucket_growth` times wider each, the batches of an epoch shuffled (`shuffle_batches`);
+    `bucketing=False` with `batch_size` is the TensorFlow tutorial's `padded_batch`. Model: the
+    `preset`, its dropout or `dropout_rate`, `norm_first` for pre-LN. Optimizer (§5.3): warm-up
+    for `warmup_steps` updates, or for `warmup_ratio` of the run when `warmup_steps` is None, up to
+    the schedule's own peak or `peak_rate`. Objective: `label_smoothing` (§5.4). Run: `epochs`,
+    `average_last` epochs' weights also tried (§6.1), `seed`.
     """
-    require_positive_int("average_last", average_last)
-    settings = dict(corpus=corpus, splits=SCHEME, preset=preset, vocab_size=vocab_size, joint_vocab=joint_vocab,
-                    batch_tokens=batch_tokens, max_length=max_length, warmup_steps=warmup_steps,
-                    warmup_ratio=None if warmup_steps else warmup_ratio, dropout_rate=dropout_rate,
-                    label_smoothing=label_smoothing, norm_first=norm_first, seed=seed,
-                    precision=keras.mixed_precision.global_policy().name)
-    out = _prepare_run(Path(out), settings, epochs, restart)
-    finished = _finished_record(out, epochs)
+
+    corpus: str = "tatoeba/rus-eng"
+    preset: str = "small"
+    epochs: int = 70
+    vocab_size: int = 8000
+    joint_vocab: bool = False
+    max_length: int = 64
+    batch_tokens: int | None = 1024
+    batch_size: int | None = None
+    bucketing: bool = True
+    bucket_growth: float = 1.1
+    shuffle_batches: bool = True
+    warmup_steps: int | None = 4000
+    warmup_ratio: float | None = None
+    peak_rate: float | None = None
+    dropout_rate: float | None = None
+    label_smoothing: float = 0.1
+    norm_first: bool = False
+    average_last: int = 5
+    seed: int = 0
+
+    # what a run may change when it resumes: it may train longer and try other averages
+    NOT_SHAPING = ("epochs", "average_last")
+
+    def __post_init__(self):
+        require_preset(self.preset)
+        for name in ("epochs", "vocab_size", "average_last"):
+            require_positive_int(name, getattr(self, name))
+        if (self.batch_size is None) == (self.batch_tokens is None):
+            raise ValueError("A recipe gives exactly one of batch_tokens (tokens per batch) or batch_size "
+                             "(sentences per batch); set the other to None.")
+        require_positive_int("batch_tokens" if self.batch_size is None else "batch_size",
+                             self.batch_tokens or self.batch_size)
+        if (self.warmup_steps is None) == (self.warmup_ratio is None):
+            raise ValueError("A recipe warms up for warmup_steps updates or for warmup_ratio of the run: "
+                             "give exactly one, the other None.")
+        if self.warmup_steps is not None:
+            require_positive_int("warmup_steps", self.warmup_steps)
+        else:
+            require_rate("warmup_ratio", self.warmup_ratio)
+        if self.peak_rate is not None and not 0 < self.peak_rate < 1:
+            raise ValueError(f"peak_rate must be a learning rate in (0, 1), got {self.peak_rate!r}.")
+        if not self.bucket_growth >= 1:
+            raise ValueError(f"bucket_growth must be >= 1, got {self.bucket_growth!r}.")
+        for name in ("dropout_rate", "label_smoothing"):
+            if getattr(self, name) is not None:
+                require_rate(name, getattr(self, name))
+        require_max_length(self.max_length)
+
+    def replace(self, **changes) -> Recipe:
+        """This recipe with some settings changed (checked again); an unknown name is refused."""
+        unknown = sorted(set(changes) - {field.name for field in dataclasses.fields(self)})
+        if unknown:
+            raise TypeError(f"Recipe has no setting {', '.join(unknown)}; its settings: "
+                            f"{', '.join(field.name for field in dataclasses.fields(self))}.")
+        if changes.get("warmup_ratio") is not None and "warmup_steps" not in changes:
+            changes["warmup_steps"] = None  # a share of the run replaces the fixed warm-up
+        if changes.get("batch_size") is not None and "batch_tokens" not in changes:
+            changes["batch_tokens"] = None  # sentences per batch replace tokens per batch
+        return dataclasses.replace(self, **changes)
+
+    def changes(self, base: Recipe | None = None) -> dict:
+        """The settings in which this recipe differs from `base` (default: `Recipe()`)."""
+        base = base or Recipe()
+        return {name: value for name, value in self.to_dict().items() if getattr(base, name) != value}
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def batching(self) -> dict:
+        """`make_batches`' options for this recipe (with `max_length`)."""
+        return dict(batch_size=self.batch_size, batch_tokens=self.batch_tokens, max_length=self.max_length,
+                    bucketing=self.bucketing, bucket_growth=self.bucket_growth, shuffle_batches=self.shuffle_batches)
+
+    def warmup(self, updates: int) -> int:
+        """The warm-up in updates, for a run of `updates` updates."""
+        return self.warmup_steps or max(1, round(self.warmup_ratio * updates))
+
+    def optimizer(self, d_model: int, updates: int) -> keras.optimizers.Adam:
+        """Adam with the §5.3 schedule this recipe asks for, for a run of `updates` updates."""
+        return make_optimizer(d_model, self.warmup(updates), self.peak_rate)
+
+
+def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool = False, restart: bool = False,
+                     verbose: int = 1, **changes) -> dict:
+    """Train tokenizers and a `Transformer.from_preset(recipe.preset)` on `recipe.corpus`, and save the translator.
+
+    The whole recipe of chapter 7 in one call: `recipe` (default `Recipe()`, the settings chapter 7
+    chose by measurement), with `changes` to it by name (`train_translator(out, epochs=30)`).
+    Training uses the corpus's train split; its validation split is scored after every epoch (loss,
+    and BLEU of greedy translations), and the saved translator is the last epoch's, the best
+    epoch's or the average of the last `average_last` epochs' weights (§6.1), whichever gives the
+    best beam-search BLEU on the validation split. Checkpoints go to `out/checkpoints` (a second
+    call resumes there, and refuses if a setting that shapes the run differs, unless
+    `restart=True` deletes the old run first), the translator to `out` (`load_translator(out)`),
+    and a summary to `out/training.json`: the recipe, the machine, the training time, the history
+    of every epoch and the choice of weights. `verbose`: 1 a progress bar, 2 one line per epoch
+    (for a log file), 0 nothing. `xla` compiles the training step. For mixed precision, set the
+    Keras policy to "mixed_float16" before calling.
+    """
+    recipe = (recipe or Recipe()).replace(**changes)
+    settings = {**{name: value for name, value in recipe.to_dict().items() if name not in Recipe.NOT_SHAPING},
+                "splits": SCHEME, "precision": keras.mixed_precision.global_policy().name}
+    out = _prepare_run(Path(out), settings, restart)
+    finished = _finished_record(out, recipe.epochs)
     if finished is not None:
         return finished  # nothing left to train: neither tokenizers nor model are made again
-    keras.utils.set_random_seed(seed)
-    val_pairs = load_parallel_corpus(corpus, "validation")
-    tokenizers, train_ds, val_ds = training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed, verbose)
-    sizes = {} if dropout_rate is None else {"dropout_rate": dropout_rate}
-    model = Transformer.from_preset(preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size, max_length=max_length,
-                                    norm_first=norm_first, share_embeddings=joint_vocab, **sizes)
-    steps = int(train_ds.cardinality()) * epochs
-    warmup = warmup_steps or max(1, round(warmup_ratio * steps))
+    keras.utils.set_random_seed(recipe.seed)
+    val_pairs = load_parallel_corpus(recipe.corpus, "validation")
+    tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=bool(verbose))
+    sizes = {} if recipe.dropout_rate is None else {"dropout_rate": recipe.dropout_rate}
+    model = Transformer.from_preset(recipe.preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
+                                    max_length=recipe.max_length, norm_first=recipe.norm_first,
+                                    share_embeddings=recipe.joint_vocab, **sizes)
+    steps = int(train_ds.cardinality()) * recipe.epochs
     if verbose:
-        print(f"{corpus}: preset {preset}; {steps:,} steps, warm-up {warmup}; {describe_machine()}")
+        print(f"{recipe.corpus}: preset {recipe.preset}; {steps:,} steps, warm-up {recipe.warmup(steps)}; "
+              f"{describe_machine()}")
     start = time.perf_counter()
-    history = train(model, train_ds, val_ds, epochs=epochs, optimizer=make_optimizer(model.hyperparameters["d_model"], warmup),
-                    label_smoothing=label_smoothing, checkpoint_dir=out / "checkpoints", keep_weights=average_last,
-                    score=bleu_score(tokenizers, val_pairs, max_length), jit_compile=xla, verbose=verbose)
+    history = train(model, train_ds, val_ds, epochs=recipe.epochs,
+                    optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
+                    label_smoothing=recipe.label_smoothing, checkpoint_dir=out / "checkpoints",
+                    keep_weights=recipe.average_last, score=bleu_score(tokenizers, val_pairs, recipe.max_length),
+                    jit_compile=xla, verbose=verbose)
     seconds = time.perf_counter() - start
-    choice = select_weights(model, out / "checkpoints", bleu_score(tokenizers, val_pairs, max_length, beam_size=4),
-                            average_last, verbose=bool(verbose))
-    save_translator(Translator(model, *tokenizers, max_length=max_length), out)
-    summary = {**settings, "epochs": epochs, "warmup": warmup, "train_seconds": round(sum(history["seconds"]), 1),
-               "train_seconds_this_run": round(seconds, 1), "machine": describe_machine(), "history": history,
-               "weights": choice}
+    choice = select_weights(model, out / "checkpoints", bleu_score(tokenizers, val_pairs, recipe.max_length, beam_size=4),
+                            recipe.average_last, verbose=bool(verbose))
+    save_translator(Translator(model, *tokenizers, max_length=recipe.max_length), out)
+    summary = {**settings, "epochs": recipe.epochs, "average_last": recipe.average_last, "warmup": recipe.warmup(steps),
+               "train_seconds": round(sum(history["seconds"]), 1), "train_seconds_this_run": round(seconds, 1),
+               "machine": describe_machine(), "history": history, "weights": choice}
     (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
     if verbose:
         print(f"Saved the translator ({choice['chosen']}) to {out} after {seconds / 60:.1f} min of training.")
     return summary
 
 
-def training_data(corpus, val_pairs, vocab_size, joint_vocab, batch_tokens, max_length, seed=0, verbose=True,
-                  **batching):
-    """Tokenizers trained on the corpus's train split, its training batches and the validation batches.
-
-    `batching`: `make_batches`' other options, e.g. `batch_size=64, bucketing=False` (with
-    `batch_tokens=None`) for the TensorFlow tutorial's plain `padded_batch`.
-    """
-    train_pairs = load_parallel_corpus(corpus, "train")
-    tokenizers = train_tokenizers(train_pairs, vocab_size, joint=joint_vocab)
-    batching = dict(batching, batch_tokens=batch_tokens, max_length=max_length, verbose=verbose)
-    return (tokenizers, make_batches(train_pairs, tokenizers, seed=seed, **batching),
+def training_data(recipe: Recipe, val_pairs, verbose: bool = True):
+    """Tokenizers trained on the recipe's corpus's train split, its training batches and the
+    validation batches (in a fixed order), as the recipe batches them."""
+    train_pairs = load_parallel_corpus(recipe.corpus, "train")
+    tokenizers = train_tokenizers(train_pairs, recipe.vocab_size, joint=recipe.joint_vocab)
+    batching = dict(recipe.batching(), verbose=verbose)
+    return (tokenizers, make_batches(train_pairs, tokenizers, seed=recipe.seed, **batching),
             make_batches(val_pairs, tokenizers, shuffle=False, **batching))
 
 
@@ -127,20 +205,9 @@ def _finished_record(out: Path, epochs: int) -> dict | None:
     return earlier if done and done[-1] >= epochs else None
 
 
-def _prepare_run(out: Path, settings: dict, epochs: int, restart: bool) -> Path:
-    """Check a training run's settings before any long work, and compare them with the run in
-    `out` that a call would resume; `restart` deletes that run instead."""
-    require_preset(settings["preset"])
-    for name in ("epochs", "vocab_size", "batch_tokens"):
-        require_positive_int(name, epochs if name == "epochs" else settings[name])
-    if settings["warmup_steps"] is not None:
-        require_positive_int("warmup_steps", settings["warmup_steps"])
-    else:
-        require_rate("warmup_ratio", settings["warmup_ratio"])
-    for name in ("dropout_rate", "label_smoothing"):
-        if settings[name] is not None:
-            require_rate(name, settings[name])
-    require_max_length(settings["max_length"])
+def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
+    """Compare a run's settings (its recipe checked them) with the run in `out` that a call would
+    resume, before any long work; `restart` deletes that run instead."""
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
     checkpoints = out / "checkpoints"

@@ -87,7 +87,8 @@ def train(
         strategy: a `tf.distribute` strategy; default: the current one, so the same call runs on
             a CPU, several GPUs (`MirroredStrategy`), several hosts or a TPU.
         jit_compile: compile the training step with XLA.
-        verbose: 1 shows a progress bar per epoch, 0 is silent.
+        verbose: 1 shows a progress bar per epoch (for a terminal or a notebook), 2 one line per
+            epoch (`epoch_line`, for a log file), 0 nothing.
 
     Returns:
         History as data, for plotting: lists `epoch`, `loss`, `accuracy`, `seconds`, with `val_ds`
@@ -111,13 +112,15 @@ def train(
         manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
     update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
     while int(epoch.numpy()) < epochs:
-        if verbose:
+        if verbose == 1:
             print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
-        results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose)
+        results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose == 1)
         if "val_score" in history:
             results["val_score"] = float(score(model))
-            if verbose:
+            if verbose == 1:
                 print(f"  val_score {results['val_score']:.2f}")
+        if verbose == 2:
+            print(epoch_line(int(epoch.numpy()) + 1, epochs, steps, results), flush=True)
         for name, value in {"epoch": int(epoch.numpy()) + 1, **results}.items():
             history[name].append(value)
         epoch.assign_add(1)
@@ -133,6 +136,13 @@ def _training_state(model, optimizer, train_ds, strategy):
         iterator = iter(strategy.experimental_distribute_dataset(train_ds.repeat()))
         _build(model, optimizer, train_ds)
         return epoch, iterator, make_checkpoint(model, optimizer, epoch, iterator)
+
+
+def epoch_line(number: int, epochs: int, steps: int, results: dict[str, float]) -> str:
+    """One epoch's results on one line of plain text: what `verbose=2` prints."""
+    values = "  ".join(f"{name} {value:.4f}" if "score" not in name else f"{name} {value:.2f}"
+                       for name, value in results.items() if name != "seconds")
+    return f"Epoch {number}/{epochs}: {steps} updates in {results['seconds']:.0f} s  {values}"
 
 
 def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose: int) -> dict[str, float]:
