@@ -58,14 +58,15 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
-    from transformer_lib.recipe import training_data
+    from transformer_lib.recipe import Recipe, training_data
 
     recipe = {**CENTER, **RUNS[name][1], **(TOY if toy else {})}
     center = {**CENTER, **(TOY if toy else {})}
     keras.utils.set_random_seed(0)
     val_pairs = tl.load_parallel_corpus(center["corpus"], "validation")
-    tokenizers, train_ds, val_ds = training_data(recipe["corpus"], val_pairs, recipe["vocab_size"], recipe["joint_vocab"],
-                                                 batch_tokens=1024, max_length=64, verbose=False)
+    batching = Recipe(corpus=recipe["corpus"], vocab_size=recipe["vocab_size"], joint_vocab=recipe["joint_vocab"],
+                      batch_tokens=1024, max_length=64, shuffle_batches=False)  # the batching of its record (#27)
+    tokenizers, train_ds, val_ds = training_data(batching, val_pairs, verbose=False)
     steps = center_steps(epochs) if recipe["corpus"] != center["corpus"] else int(train_ds.cardinality()) * epochs
     if recipe["corpus"] != center["corpus"]:  # same updates as "center": one pass over part of the bigger corpus
         train_ds = train_ds.repeat().take(steps).apply(tf.data.experimental.assert_cardinality(steps))

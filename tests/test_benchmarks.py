@@ -59,6 +59,38 @@ def test_the_time_to_quality_row_says_how_much_sooner_or_gives_a_bound():
     assert "time_to_quality_tutorial_over_ours" not in ratios({**base, "time_to_quality": record(None, 30.0)})
 
 
+def test_stored_results_take_the_last_time_to_quality_record_and_nothing_else_changes(tmp_path, monkeypatch):
+    import json
+
+    from benchmarks import __main__ as bench
+    from benchmarks import time_to_quality
+
+    record = {"date": "2026-11-24T20:00:00+00:00", "budget_minutes": 40.0, "target_bleu": 20.0, "targets": [20.0, 25.0],
+              "runs": {"ours": {"minutes_to_target": 10.0, "minutes_to": {"20": 10.0, "25": 16.0}},
+                       "TF tutorial": {"minutes_to_target": 30.0, "minutes_to": {"20": 30.0, "25": None}}}}
+    monkeypatch.setattr(time_to_quality, "DEFAULT_OUT", tmp_path / "quality.json")
+    (tmp_path / "quality.json").write_text(json.dumps(record))
+    results = {"throughput": [], "padding": {"padded_batch": 0.6, "bucketing": 0.1},
+               "decode": {"kv_cache": [{"length": 4, "speedup": 2.0, "speedup_xla": 3.0, "cached_tokens_per_s": 1,
+                                        "full_tokens_per_s": 1, "cached_xla_tokens_per_s": 1}],
+                          "beam": {"beam_cost": 1.5, "beam_cost_xla": 4.0, "beam_size": 4, "max_length": 8,
+                                   "beam_seconds_per_sentence": 0.1, "greedy_seconds_per_sentence": 0.05,
+                                   "beam_seconds_per_sentence_xla": 0.1, "greedy_seconds_per_sentence_xla": 0.05}},
+               "limit": {"fraction_of_peak": 0.5}, "ratios": {"beam_cost": 1.5, "time_to_quality_tutorial_over_ours": 0.7},
+               "table": "old"}
+    monkeypatch.setattr(bench, "format_table", lambda results: "table with " + bench.time_to_quality_row(
+        results["time_to_quality"])[3])
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    bench.main(["--quality-from-record", "--out", str(path)])
+    updated = json.loads(path.read_text())
+    assert updated["ratios"] == {"beam_cost": 1.5, "time_to_quality_tutorial_over_ours": 3.0,
+                                 "time_to_quality_bleu_25_tutorial_over_ours": 2.5}  # 40-min budget / 16: a lower bound
+    assert updated["table"] == "table with 3.00x sooner" and updated["time_to_quality"]["measured_separately"]
+    assert {k: v for k, v in updated.items() if k not in ("ratios", "table", "time_to_quality")} == {
+        k: v for k, v in results.items() if k not in ("ratios", "table")}
+
+
 def test_the_flop_count_matches_the_models_own_matrix_weights():
     """Without the attention terms, a forward pass costs 2 FLOPs per matrix weight per position:
     checked against the kernels the model really holds (biases, norms and embeddings excluded)."""
@@ -102,7 +134,7 @@ def test_the_training_clock_leaves_the_scoring_out_and_stops_at_the_target(monke
         now[0] += 100.0  # scoring takes 100 s, which the clock must not count
         return next(scores)
 
-    clock = ttq.TrainingClock(bleu, target=20.0, budget_seconds=3600)
+    clock = ttq.TrainingClock(bleu, targets=[20.0], budget_seconds=3600)
     now[0] += 60.0  # the first epoch trains for one minute
     assert clock(None) == 5.0
     now[0] += 120.0
@@ -110,7 +142,7 @@ def test_the_training_clock_leaves_the_scoring_out_and_stops_at_the_target(monke
     now[0] += 60.0
     with pytest.raises(ttq._Reached):
         clock(None)
-    assert clock.reached == 4.0  # 1 + 2 + 1 minutes of training; 300 s of scoring left out
+    assert clock.reached == {20.0: 4.0}  # 1 + 2 + 1 minutes of training; 300 s of scoring left out
     assert [point["minutes"] for point in clock.curve] == [1.0, 3.0, 4.0]
     assert [point["bleu"] for point in clock.curve] == [5.0, 12.0, 21.0]
 
@@ -120,13 +152,30 @@ def test_the_training_clock_stops_at_the_budget_without_a_time_to_target(monkeyp
 
     now = [0.0]
     monkeypatch.setattr(ttq.time, "perf_counter", lambda: now[0])
-    clock = ttq.TrainingClock(lambda model: 1.0, target=20.0, budget_seconds=90)
+    clock = ttq.TrainingClock(lambda model: 1.0, targets=[20.0], budget_seconds=90)
     now[0] += 60.0
     assert clock(None) == 1.0
     now[0] += 60.0
     with pytest.raises(ttq._Reached):
         clock(None)
-    assert clock.reached is None and clock.curve[-1]["minutes"] == 2.0
+    assert clock.reached == {} and clock.curve[-1]["minutes"] == 2.0
+
+
+def test_the_training_clock_goes_on_from_the_first_target_to_the_second(monkeypatch):
+    from benchmarks import time_to_quality as ttq
+
+    now = [0.0]
+    monkeypatch.setattr(ttq.time, "perf_counter", lambda: now[0])
+    scores = iter([21.0, 24.0, 26.0])
+    clock = ttq.TrainingClock(lambda model: next(scores), targets=[25.0, 20.0], budget_seconds=3600)
+    now[0] += 60.0
+    assert clock(None) == 21.0 and clock.reached == {20.0: 1.0}  # 20 reached: the run goes on to 25
+    now[0] += 60.0
+    assert clock(None) == 24.0
+    now[0] += 60.0
+    with pytest.raises(ttq._Reached):
+        clock(None)
+    assert clock.reached == {20.0: 1.0, 25.0: 3.0}
 
 
 def test_time_to_quality_runs_both_recipes_at_toy_size(tmp_path, capsys):
@@ -139,8 +188,10 @@ def test_time_to_quality_runs_both_recipes_at_toy_size(tmp_path, capsys):
     assert json.loads(out.read_text()) == result
     assert list(result["runs"]) == list(COMPARED)  # what a run measures by default
     tutorial, ours = result["runs"]["TF tutorial"], result["runs"]["ours"]
-    assert tutorial["recipe"]["batching"] == {"batch_size": 64, "bucketing": False}
-    assert tutorial["recipe"]["label_smoothing"] == 0.0 and ours["recipe"]["label_smoothing"] == 0.1
+    assert tutorial["changes"]["batch_size"] == 64 and tutorial["recipe"]["bucketing"] is False
+    assert tutorial["recipe"]["label_smoothing"] == 0.0 and ours["changes"] == {}
+    assert ours["recipe"] == {**result["default_recipe"]} and ours["recipe"]["shuffle_batches"] is True
+    assert tutorial["padding"] > ours["padding"] and tutorial["minutes_to"] == {"20": tutorial["minutes_to_target"]}
     for run in (tutorial, ours):  # a budget of 0.6 s: one epoch each, then the clock stops it
         assert len(run["curve"]) == 1 and run["curve"][0]["minutes"] > 0 and 0 <= run["curve"][0]["bleu"] <= 100
     assert result["verdict"] in capsys.readouterr().out
