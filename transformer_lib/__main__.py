@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import warnings
@@ -112,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="warm-up as a share of the run's steps, instead of --warmup-steps")
     train.add_argument("--peak-rate", type=learning_rate, default=None,
                        help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
-    train.add_argument("--dropout", type=rate, default=None, help="dropout rate (default: the preset's)")
+    train.add_argument("--dropout", dest="dropout_rate", type=rate, default=None,
+                       help="dropout rate (default: the preset's)")
     train.add_argument("--label-smoothing", type=rate, default=None,
                        help="label smoothing (default: %g)" % RECIPE.label_smoothing)
     train.add_argument("--average-last", type=positive_int, default=None,
@@ -140,22 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# the CLI's option for each setting of the recipe (an option left out keeps the recipe's value)
-OPTIONS = dict(corpus="corpus", preset="preset", epochs="epochs", vocab_size="vocab_size", joint_vocab="joint_vocab",
-               max_length="max_length", batch_tokens="batch_tokens", batch_size="batch_size",
-               bucket_growth="bucket_growth", shuffle_batches="shuffle_batches", warmup_steps="warmup_steps",
-               warmup_ratio="warmup_ratio", peak_rate="peak_rate", dropout_rate="dropout",
-               label_smoothing="label_smoothing", norm_first="norm_first", average_last="average_last", seed="seed")
-
-
 def recipe_from(args):
     """The `Recipe` the command line asks for: the default recipe with the options given."""
     if args.warmup_steps is not None and args.warmup_ratio is not None:
         raise ValueError("give --warmup-steps or --warmup-ratio, not both (the warm-up is one or the other)")
     if args.batch_tokens is not None and args.batch_size is not None:
         raise ValueError("give --batch-tokens or --batch-size, not both (a batch is counted in one or the other)")
-    return RECIPE.replace(**{name: getattr(args, option) for name, option in OPTIONS.items()
-                             if getattr(args, option) is not None})
+    given = {field.name: getattr(args, field.name, None) for field in dataclasses.fields(Recipe)}
+    return RECIPE.replace(**{name: value for name, value in given.items() if value is not None})
 
 
 def run_train(args) -> dict:

@@ -28,6 +28,18 @@ def require_non_negative_number(name: str, value) -> None:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
 
 
+def require_growth(name: str, value) -> None:
+    """Raise a ValueError unless `value` is a number >= 1 (a factor by which something grows)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not value >= 1:
+        raise ValueError(f"{name} must be >= 1 (1.1: each ~10% larger than the last), got {value!r}.")
+
+
+def require_learning_rate(name: str, value) -> None:
+    """Raise a ValueError unless `value` is a learning rate in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a learning rate in (0, 1), got {value!r}.")
+
+
 def require_max_length(max_length, name: str = "max_length") -> None:
     """A sequence holds START, at least one token and END, so its longest length is an integer >= 3."""
     require_positive_int(name, max_length)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
-from transformer_lib._checks import require_max_length, require_positive_int
+from transformer_lib._checks import require_growth, require_max_length, require_positive_int
 from transformer_lib.tokenizer import PAD_ID, SubwordTokenizer
 
 
@@ -41,8 +41,7 @@ def train_tokenizers(
 
 def default_bucket_boundaries(max_length: int, growth: float = 1.1) -> list[int]:
     """Bucket upper bounds 3, 4, ..., each `growth` times the last (at least 1 more), up to max_length."""
-    if not growth >= 1:
-        raise ValueError(f"bucket_growth must be >= 1 (1.1: each bucket ~10% wider than the last), got {growth}")
+    require_growth("bucket_growth", growth)
     bounds, b = [], 3
     while b <= max_length:
         bounds.append(b)

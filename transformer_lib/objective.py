@@ -12,7 +12,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import check_token_ids, require_positive_int, require_rate
+from transformer_lib._checks import check_token_ids, require_learning_rate, require_positive_int, require_rate
 from transformer_lib.tokenizer import PAD_ID
 
 
@@ -30,8 +30,8 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     def __init__(self, d_model: int, warmup_steps: int = 4000, peak_rate: float | None = None):
         require_positive_int("d_model", d_model)
         require_positive_int("warmup_steps", warmup_steps)
-        if peak_rate is not None and not 0 < peak_rate < 1:
-            raise ValueError(f"peak_rate must be a learning rate in (0, 1), got {peak_rate}")
+        if peak_rate is not None:
+            require_learning_rate("peak_rate", peak_rate)
         self.d_model = d_model
         self.warmup_steps = warmup_steps
         self.peak_rate = peak_rate

@@ -16,7 +16,13 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from transformer_lib._checks import require_max_length, require_positive_int, require_rate
+from transformer_lib._checks import (
+    require_growth,
+    require_learning_rate,
+    require_max_length,
+    require_positive_int,
+    require_rate,
+)
 from transformer_lib.corpora import load_parallel_corpus
 from transformer_lib.data import make_batches, train_tokenizers
 from transformer_lib.decoding import Translator
@@ -85,10 +91,9 @@ class Recipe:
             require_positive_int("warmup_steps", self.warmup_steps)
         else:
             require_rate("warmup_ratio", self.warmup_ratio)
-        if self.peak_rate is not None and not 0 < self.peak_rate < 1:
-            raise ValueError(f"peak_rate must be a learning rate in (0, 1), got {self.peak_rate!r}.")
-        if not self.bucket_growth >= 1:
-            raise ValueError(f"bucket_growth must be >= 1, got {self.bucket_growth!r}.")
+        if self.peak_rate is not None:
+            require_learning_rate("peak_rate", self.peak_rate)
+        require_growth("bucket_growth", self.bucket_growth)
         for name in ("dropout_rate", "label_smoothing"):
             if getattr(self, name) is not None:
                 require_rate(name, getattr(self, name))
