@@ -25,28 +25,41 @@ import time
 from pathlib import Path
 
 from benchmarks import processor
+from transformer_lib.model import PRESETS
+from transformer_lib.recipe import Recipe
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
 
-CENTER = dict(corpus="tatoeba/rus-eng", joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup=1000,
-              label_smoothing=0.1, num_layers=4, d_model=128, num_heads=8, dff=512)
-PAPER = dict(joint_vocab=False, vocab_size=8000, dropout_rate=0.1, warmup=4000)
-# name: (what changes, the change to CENTER)
+# The recipe under test, as changes to the library's tl.Recipe: the small preset (4 layers of width 128),
+# batches left in bucketing's order as when its record was made (#27; shuffled batches came with #29).
+CENTER = Recipe(joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup_steps=1000, shuffle_batches=False)
+PAPER = dict(joint_vocab=False, vocab_size=8000, dropout_rate=0.1, warmup_steps=4000)
+# name: (what changes, the change to CENTER, the change to the small preset's sizes)
 RUNS = {
-    "paper": ("the paper's dropout 0.1, warm-up 4000 and smoothing; separate 8k vocabularies", PAPER),
-    "center": ("joint 4k vocabulary + shared embeddings, dropout 0.3, warm-up 1,000", {}),
-    "separate": ("separate 4k vocabularies, no sharing", dict(joint_vocab=False)),
-    "joint 2k": ("joint vocabulary of 2,000 pieces", dict(vocab_size=2000)),
-    "joint 8k": ("joint vocabulary of 8,000 pieces", dict(vocab_size=8000)),
-    "dropout 0.1": ("dropout 0.1", dict(dropout_rate=0.1)),
-    "warm-up 4000": ("warm-up 4,000 steps (the paper's)", dict(warmup=4000)),
-    "smoothing 0.2": ("label smoothing 0.2", dict(label_smoothing=0.2)),
-    "wide": ("3 layers of width 256 (dff 1024) instead of 4 of 128", dict(num_layers=3, d_model=256, dff=1024)),
-    "+ news": ("Tatoeba + WMT news, same number of updates", dict(corpus="tatoeba+newstest/rus-eng")),
+    "paper": ("the paper's dropout 0.1, warm-up 4000 and smoothing; separate 8k vocabularies", PAPER, {}),
+    "center": ("joint 4k vocabulary + shared embeddings, dropout 0.3, warm-up 1,000", {}, {}),
+    "separate": ("separate 4k vocabularies, no sharing", dict(joint_vocab=False), {}),
+    "joint 2k": ("joint vocabulary of 2,000 pieces", dict(vocab_size=2000), {}),
+    "joint 8k": ("joint vocabulary of 8,000 pieces", dict(vocab_size=8000), {}),
+    "dropout 0.1": ("dropout 0.1", dict(dropout_rate=0.1), {}),
+    "warm-up 4000": ("warm-up 4,000 steps (the paper's)", dict(warmup_steps=4000), {}),
+    "smoothing 0.2": ("label smoothing 0.2", dict(label_smoothing=0.2), {}),
+    "wide": ("3 layers of width 256 (dff 1024) instead of 4 of 128", {}, dict(num_layers=3, d_model=256, dff=1024)),
+    "+ news": ("Tatoeba + WMT news, same number of updates", dict(corpus="tatoeba+newstest/rus-eng"), {}),
 }
 # --toy: the same code at toy sizes on the synthetic corpus, for the test suite (its numbers mean nothing)
-TOY = dict(corpus="synthetic", vocab_size=400, num_layers=1, d_model=32, num_heads=2, dff=64, warmup=20)
+TOY = (dict(corpus="synthetic", vocab_size=400, warmup_steps=20), dict(num_layers=1, d_model=32, num_heads=2, dff=64))
 SLOW_FIRST = ["wide", "+ news", "paper", "joint 8k"]  # long runs start first, so the workers end together
+
+
+def row_recipe(name: str, toy: bool = False) -> tuple[Recipe, dict]:
+    """Row `name`'s recipe and its model sizes (the small preset's, changed as the row says)."""
+    _, changes, sizes = RUNS[name]
+    recipe = CENTER.replace(**changes)
+    if toy:  # toy sizes, but the row's own change kept (the toy corpus replaces "+ news"'s)
+        recipe = recipe.replace(**{**TOY[0], **{k: v for k, v in changes.items() if k != "corpus"}})
+        sizes = {**TOY[1], **sizes}
+    return recipe, {**PRESETS[recipe.preset], "dropout_rate": recipe.dropout_rate, **sizes}
 
 
 def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
@@ -58,41 +71,39 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
-    from transformer_lib.recipe import Recipe, training_data
+    from transformer_lib.recipe import training_data
 
-    recipe = {**CENTER, **RUNS[name][1], **(TOY if toy else {})}
-    center = {**CENTER, **(TOY if toy else {})}
-    keras.utils.set_random_seed(0)
-    val_pairs = tl.load_parallel_corpus(center["corpus"], "validation")
-    batching = Recipe(corpus=recipe["corpus"], vocab_size=recipe["vocab_size"], joint_vocab=recipe["joint_vocab"],
-                      batch_tokens=1024, max_length=64, shuffle_batches=False)  # the batching of its record (#27)
-    tokenizers, train_ds, val_ds = training_data(batching, val_pairs, verbose=False)
-    steps = center_steps(epochs) if recipe["corpus"] != center["corpus"] else int(train_ds.cardinality()) * epochs
-    if recipe["corpus"] != center["corpus"]:  # same updates as "center": one pass over part of the bigger corpus
+    recipe, sizes = row_recipe(name, toy)
+    center, _ = row_recipe("center", toy)
+    keras.utils.set_random_seed(center.seed)
+    val_pairs = tl.load_parallel_corpus(center.corpus, "validation")
+    tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=False)
+    steps = center_steps(center, epochs) if recipe.corpus != center.corpus else int(train_ds.cardinality()) * epochs
+    if recipe.corpus != center.corpus:  # same updates as "center": one pass over part of the bigger corpus
         train_ds = train_ds.repeat().take(steps).apply(tf.data.experimental.assert_cardinality(steps))
         epochs = 1
-    sizes = {k: recipe[k] for k in ("num_layers", "d_model", "num_heads", "dff", "dropout_rate")}
     model = tl.Transformer(**sizes, input_vocab_size=tokenizers[0].vocab_size, target_vocab_size=tokenizers[1].vocab_size,
-                           max_length=64, share_embeddings=recipe["joint_vocab"])
+                           max_length=recipe.max_length, share_embeddings=recipe.joint_vocab)
     start = time.perf_counter()
-    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=tl.make_optimizer(recipe["d_model"], recipe["warmup"]),
-                       label_smoothing=recipe["label_smoothing"], verbose=0)
+    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=recipe.optimizer(sizes["d_model"], steps),
+                       label_smoothing=recipe.label_smoothing, verbose=0)
     train_minutes = (time.perf_counter() - start) / 60
-    score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=64), val_pairs, verbose=False)
-    return {"name": name, "change": RUNS[name][0], "recipe": recipe, "updates": steps, "warmup_steps": recipe["warmup"],
-            "parameters": tl.count_parameters(model), "val_bleu": round(score["bleu"], 2),
-            "val_chrf": round(score["chrf"], 2), "val_loss": [round(v, 4) for v in history["val_loss"]],
+    score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=recipe.max_length), val_pairs, verbose=False)
+    return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **sizes}, "updates": steps,
+            "warmup_steps": recipe.warmup(steps), "parameters": tl.count_parameters(model),
+            "val_bleu": round(score["bleu"], 2), "val_chrf": round(score["chrf"], 2),
+            "val_loss": [round(v, 4) for v in history["val_loss"]],
             "train_minutes": round(train_minutes, 2), "minutes": round((time.perf_counter() - start) / 60, 2),
             "threads": threads, "bleu_signature": score["bleu_signature"]}
 
 
-def center_steps(epochs: int) -> int:
+def center_steps(center: Recipe, epochs: int) -> int:
     """How many updates "center" makes in `epochs` epochs (its batches per epoch, times epochs)."""
     import transformer_lib as tl
 
-    pairs = tl.load_parallel_corpus(CENTER["corpus"], "train")
-    tokenizers = tl.train_tokenizers(pairs, CENTER["vocab_size"], joint=CENTER["joint_vocab"])
-    return int(tl.make_batches(pairs, tokenizers, batch_tokens=1024, max_length=64, verbose=False).cardinality()) * epochs
+    pairs = tl.load_parallel_corpus(center.corpus, "train")
+    tokenizers = tl.train_tokenizers(pairs, center.vocab_size, joint=center.joint_vocab)
+    return int(tl.make_batches(pairs, tokenizers, verbose=False, **center.batching()).cardinality()) * epochs
 
 
 def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:
@@ -127,7 +138,7 @@ def _write(out: Path, epochs: int, workers: int, start: float, rows: dict) -> di
 
     result = {"what": __doc__.split("\n\n")[0], "epochs": epochs, "workers": workers,
               "machine": describe_machine(), "cpu": processor(), "total_minutes": round((time.perf_counter() - start) / 60, 1),
-              "center": CENTER, "rows": [rows[n] for n in RUNS if n in rows], "missing": [n for n in RUNS if n not in rows]}
+              "center": CENTER.to_dict(), "rows": [rows[n] for n in RUNS if n in rows], "missing": [n for n in RUNS if n not in rows]}
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     return result
 

@@ -139,3 +139,17 @@ def test_the_machine_line_names_the_cpu_and_its_widest_vector_instructions():
     assert cpu_model(zen3) == "AMD EPYC with AVX2"
     assert cpu_model("model name\t: Old CPU\nflags\t\t: fpu sse2\n") == "Old CPU"
     assert cpu_model("") != ""  # no /proc/cpuinfo: what platform knows
+
+
+def test_the_chapter_runner_explains_bad_input_instead_of_a_traceback(tmp_path, capsys):
+    from transformer_lib.book.__main__ import main
+
+    assert main(["--help"]) == 0 and "--listings" in capsys.readouterr().out
+    assert main([]) == 2 and "no notebook given" in capsys.readouterr().err
+    chapter = tmp_path / "chapter.ipynb"
+    chapter.write_text("{}")
+    assert main(["--listngs", str(chapter)]) == 2
+    assert "unknown option --listngs" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.ipynb"), str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "missing.ipynb is not a notebook file" in err and f"{tmp_path} is not a notebook file" in err

@@ -54,7 +54,7 @@ class Recipe:
 
     corpus: str = "tatoeba/rus-eng"
     preset: str = "small"
-    epochs: int = 70
+    epochs: int = 60
     vocab_size: int = 8000
     joint_vocab: bool = False
     max_length: int = 64

@@ -2,14 +2,41 @@
 package's docstring): no option runs the whole chapters."""
 
 import sys
+from pathlib import Path
 
 from transformer_lib.book import execute, refresh_diagrams, refresh_exercises, refresh_listings
 
-if sys.argv[1:2] == ["--listings"]:
-    print(f"{refresh_listings(sys.argv[2:])} listing(s) refreshed.")
-elif sys.argv[1:2] == ["--diagrams"]:
-    print(f"{refresh_diagrams(sys.argv[2:])} diagram(s) refreshed.")
-elif sys.argv[1:2] == ["--exercises"]:
-    print(f"{refresh_exercises(sys.argv[2:])} exercise cell(s) refreshed.")
-else:
-    execute(sys.argv[1:])
+USAGE = """usage: python -m transformer_lib.book [--listings | --diagrams | --exercises] NOTEBOOK.ipynb ...
+
+  (no option)    run each chapter top to bottom in a fresh kernel and store its outputs
+  --listings     re-run only the show_source(...) listing cells
+  --diagrams     re-run only the diagram cells
+  --exercises    re-run only the exercise and check cells"""
+MODES = {"--listings": ("listing", refresh_listings), "--diagrams": ("diagram", refresh_diagrams),
+         "--exercises": ("exercise", refresh_exercises)}
+
+
+def main(argv: list[str]) -> int:
+    mode, paths = (argv[0], argv[1:]) if argv[:1] and argv[0] in MODES else (None, argv)
+    options = [arg for arg in paths if arg.startswith("-")]
+    if "-h" in options or "--help" in options:
+        print(USAGE)
+        return 0
+    problems = [f"unknown option {arg}" for arg in options]
+    problems += [f"{arg} is not a notebook file (.ipynb)" for arg in paths
+                 if not arg.startswith("-") and (Path(arg).suffix != ".ipynb" or not Path(arg).is_file())]
+    if not paths:
+        problems.append("no notebook given")
+    if problems:
+        print("\n".join(f"error: {problem}" for problem in problems) + "\n\n" + USAGE, file=sys.stderr)
+        return 2
+    if mode is None:
+        execute(paths)
+    else:
+        kind, refresh = MODES[mode]
+        print(f"{refresh(paths)} {kind} cell(s) refreshed.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
