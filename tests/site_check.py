@@ -1,11 +1,15 @@
 """The real-browser check of the built book (`make test` runs it after `jupyter-book build`).
 
 Serves _build/html on localhost, opens every page in headless Chromium (Debian's `chromium`, driven
-by Playwright) and fails on: console errors, failed requests, a script from another host, maths left
+by Playwright) as a reader would, at a desktop's width (1366 px) and a phone's (390 px), and fails on:
+console errors and uncaught script errors, failed requests, a script from another host, maths left
 as raw TeX, images that did not load, an interactive figure (transformer_lib.book.figures) that is not
 drawn or whose menu or slider changes nothing, a chapter page whose Colab link or download is not the
-student edition, widget placeholder text, or a link to a page or anchor of the site that does not
-exist. A screenshot of every page lands in _build/screenshots/.
+student edition, widget placeholder text, a link to a page or anchor of the site that does not
+exist, and what a reader should never meet (`reader_problems`): a Markdown table left as raw text,
+nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
+shows, a page that scrolls sideways, or a sidebar toggle that opens nothing. A screenshot of every page lands in
+_build/screenshots/.
 
     python tests/site_check.py [_build/html]
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import sys
 import threading
@@ -23,6 +28,11 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WIDGET_PLACEHOLDERS = ("Loading widget", "Error displaying widget")
+DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
+MARKERS = ("NBVAL_",)  # nbval reads its cell tags too: its comment markers stay out of the shown code
+# A Markdown table's separator row (|---|:--:|) in the text a reader sees: the table was not rendered.
+RAW_TABLE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
+TALLEST_OUTPUT = 900  # px: an output's text taller than a screen must scroll in a shorter box
 
 
 def check_site(html: Path) -> list[str]:
@@ -40,10 +50,11 @@ def check_site(html: Path) -> list[str]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         for page_path in pages:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport=DESKTOP)
             errors: list[str] = []
             page.on("console", lambda m, errors=errors: errors.append(f"console error: {m.text}")
                     if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+            page.on("pageerror", lambda e, errors=errors: errors.append(f"script error: {e}"))
             page.on("requestfailed", lambda r, errors=errors: errors.append(f"request failed: {r.url}"))
             page.on("response", lambda r, errors=errors: errors.append(f"HTTP {r.status}: {r.url}")
                     if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)  # browsers ask for one
@@ -66,11 +77,65 @@ def check_site(html: Path) -> list[str]:
             hrefs = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
             errors += [f"broken link: {href}" for href in broken_links(html, base, hrefs)]
             page.screenshot(path=str(shots / (page_path.replace("/", "_").removesuffix(".html") + ".png")), full_page=True)
-            problems += [f"{page_path}: {e}" for e in errors]
+            errors += reader_problems(page, "desktop")  # last: it clicks the sidebar toggle
             page.close()
+            phone = browser.new_page(viewport=PHONE)
+            phone.on("pageerror", lambda e, errors=errors: errors.append(f"script error on a phone: {e}"))
+            phone.goto(f"{base}/{page_path}", wait_until="networkidle")
+            phone.wait_for_timeout(500)
+            phone.screenshot(path=str(shots / (page_path.replace("/", "_").removesuffix(".html") + "-phone.png")), full_page=True)
+            errors += layout_problems(phone, "phone")
+            phone.close()
+            problems += [f"{page_path}: {e}" for e in errors]
         browser.close()
     server.shutdown()
     print(f"site check: {len(pages)} pages, {len(problems)} problem(s); screenshots in {shots}")
+    return problems
+
+
+# What a page shows its reader (JavaScript run in the page).
+_OUTPUT_HEIGHTS = f"""() => [...document.querySelectorAll('div.cell_output pre')]
+    .filter(o => o.getBoundingClientRect().height > {TALLEST_OUTPUT})
+    .map(o => Math.round(o.getBoundingClientRect().height))"""
+_SIDEWAYS = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+# an alt text that is empty or a file's name (myst-nb's default is the image's path)
+_PATH_ALTS = r"""() => [...document.images].map(i => i.alt)
+    .filter(a => a.trim() === '' || /^\S*[\\/]\S*$/.test(a) || /\.(png|jpe?g|svg|gif)$/i.test(a))"""
+_SIDEBAR = """() => { const s = document.querySelector('.bd-sidebar-primary');
+    if (!s) return null;
+    const r = s.getBoundingClientRect();
+    return getComputedStyle(s).visibility !== 'hidden' && r.width > 0 && r.right > 0 && r.left < window.innerWidth; }"""
+
+
+def reader_problems(page, width: str) -> list[str]:
+    """What a reader of the open `page` should never meet: a Markdown table shown as raw text, nbval's
+    markers, an output's text (a log, a listing) taller than a screen, an image whose alt text is
+    empty or a file name, and `layout_problems`."""
+    problems = []
+    text = page.inner_text("body")
+    problems += [f"a table shown as raw Markdown: {match.group(0).strip()}" for match in RAW_TABLE.finditer(text)][:3]
+    content = page.content()
+    problems += [f"test marker shown: {marker}" for marker in MARKERS if marker in content]
+    problems += [f"an output's text {height} px tall (a wall: give it a box that scrolls)" for height in page.evaluate(_OUTPUT_HEIGHTS)]
+    problems += [f"an image whose alt text is a file name, not what it shows: {alt}" for alt in page.evaluate(_PATH_ALTS)]
+    return problems + layout_problems(page, width)
+
+
+def layout_problems(page, width: str) -> list[str]:
+    """The open `page` scrolls sideways (more than 2 px: a reader's thumb finds it), or a visible
+    primary-sidebar toggle that, clicked, does not show or hide the sidebar."""
+    problems = []
+    scroll_width, client_width = page.evaluate(_SIDEWAYS)
+    if scroll_width > client_width + 2:
+        problems.append(f"the page scrolls sideways on a {width} ({scroll_width} px of content in {client_width})")
+    toggles = page.locator(".primary-toggle:visible")
+    if toggles.count():
+        before = page.evaluate(_SIDEBAR)
+        toggles.first.click()
+        page.wait_for_timeout(500)
+        if page.evaluate(_SIDEBAR) == before:
+            problems.append(f"the sidebar toggle changes nothing on a {width}")
+        page.keyboard.press("Escape")
     return problems
 
 

@@ -39,6 +39,22 @@ def tags(cell) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
+@pytest.mark.parametrize("path", CHAPTERS + sorted((ROOT / "student" / "chapters").glob("*.ipynb")),
+                         ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_listings_are_checked_by_nbval_through_a_tag_not_a_comment_readers_see(path):
+    cells = code_cells(path)
+    assert not [source(c)[:60] for c in cells if "NBVAL_" in source(c)]  # the site shows the code as written
+    listings = [c for c in cells if source(c).startswith("show_source(")]
+    assert [source(c)[:40] for c in listings if "nbval-check-output" not in tags(c)] == []
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_output_has_an_alt_text_that_says_what_it_shows(path):
+    figures = [c for c in code_cells(path) if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
+    alts = [c.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "") for c in figures]
+    assert [source(c)[:60] for c, alt in zip(figures, alts) if len(alt.split()) < 6] == []  # a sentence, not a name
+
+
 CHECK_CELL = re.compile(r"from transformer_lib\.exercises import (check_\w+)\n\n\1\(\w+\)")
 
 

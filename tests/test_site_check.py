@@ -167,3 +167,44 @@ def test_the_attention_heatmap_in_the_browser_shows_the_weights_of_the_sentence_
     server.shutdown()
     np.testing.assert_allclose(shown, examples[1]["weights"]["cross"][1, 2], atol=5e-4)  # [target, source]
     assert {f"s1.{i}" for i in range(7)} | {f"t1.{i}" for i in range(5)} <= set(labels)  # the tokens on the axes
+
+
+PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+@needs_chromium
+def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_passes(tmp_path):
+    head = '<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"></head>'
+    lines = "\n".join(f"Epoch {i}/60: loss {1 / i:.4f}" for i in range(1, 121))
+    sidebar = '<nav class="bd-sidebar-primary" style="visibility: hidden">Contents</nav>'
+    opens = "<script>document.querySelector('.primary-toggle').onclick = () => " \
+            "document.querySelector('.bd-sidebar-primary').style.visibility = 'visible';</script>"
+    pages = {
+        "clean": f'<img src="{PIXEL}" alt="A one-pixel picture."><p>A table:</p><table><tr><td>ours</td><td>14.9</td></tr></table>'
+                 f'<div class="cell_output"><pre>{lines}</pre></div>'  # tall text in a box that scrolls
+                 f'<style>div.cell_output pre {{ max-height: 30em; overflow: auto; }}</style>'
+                 f'<button class="primary-toggle">menu</button>{sidebar}{opens}',
+        "raw-table": "<p>| recipe | minutes |</p><p>|---|---:|</p><p>| ours | 14.9 |</p>",
+        "marker": "<pre># NBVAL_CHECK_OUTPUT\nshow_source(tl.train)</pre>",
+        "wall": f'<div class="cell_output"><pre>{lines}</pre></div>',
+        "sideways": '<p><code style="white-space: nowrap">' + "tf.config.experimental." * 3 + "</code></p>",  # ~600 px
+        "dead-toggle": f'<button class="primary-toggle">menu</button>{sidebar}',
+        "script-error": "<script>const THEBE_JS_URL = 1;</script><script>const THEBE_JS_URL = 2;</script>",
+        "alt-path": f'<img src="{PIXEL}" alt="../_images/0f3a.png"><img src="{PIXEL}" alt="">',
+    }
+    for name, body in pages.items():
+        (tmp_path / f"{name}.html").write_text(f"{head}<body>{body}</body></html>")
+    problems = check_site(tmp_path)
+    by_page = {name: sorted(p.split(": ", 1)[1] for p in problems if p.startswith(f"{name}.html: ")) for name in pages}
+    assert by_page["clean"] == []
+    assert by_page["raw-table"] == ["a table shown as raw Markdown: |---|---:|"]
+    assert by_page["marker"] == ["test marker shown: NBVAL_"]
+    assert len(by_page["wall"]) == 1 and by_page["wall"][0].startswith("an output's text ")
+    assert len(by_page["sideways"]) == 1 and by_page["sideways"][0].startswith("the page scrolls sideways on a phone (")
+    assert by_page["dead-toggle"] == ["the sidebar toggle changes nothing on a desktop",
+                                      "the sidebar toggle changes nothing on a phone"]
+    assert by_page["script-error"] and all(p.startswith("script error") and "THEBE_JS_URL" in p
+                                           for p in by_page["script-error"])
+    assert by_page["alt-path"] == ["an image whose alt text is a file name, not what it shows: ",
+                                   "an image whose alt text is a file name, not what it shows: ../_images/0f3a.png"]
+    assert len(problems) == sum(map(len, by_page.values()))  # nothing else was reported
