@@ -8,7 +8,8 @@ drawn or whose menu or slider changes nothing, a chapter page whose Colab link o
 student edition, widget placeholder text, a link to a page or anchor of the site that does not
 exist, and what a reader should never meet (`reader_problems`): a Markdown table left as raw text,
 nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
-shows, a page that scrolls sideways, or a sidebar toggle that opens nothing. A screenshot of every page lands in
+shows, the figures' scripts on a page without a figure, a page that scrolls sideways, or a sidebar
+toggle that opens nothing. A screenshot of every page lands in
 _build/screenshots/.
 
     python tests/site_check.py [_build/html]
@@ -101,6 +102,8 @@ _SIDEWAYS = "() => [document.documentElement.scrollWidth, document.documentEleme
 # an alt text that is empty or a file's name (myst-nb's default is the image's path)
 _PATH_ALTS = r"""() => [...document.images].map(i => i.alt)
     .filter(a => a.trim() === '' || /^\S*[\\/]\S*$/.test(a) || /\.(png|jpe?g|svg|gif)$/i.test(a))"""
+_VEGA_WITHOUT_FIGURE = r"""() => [...document.scripts].some(s => /\/vega\/vega[^/]*\.js/.test(s.src))
+    && !document.querySelector('div.vega-figure')"""
 _SIDEBAR = """() => { const s = document.querySelector('.bd-sidebar-primary');
     if (!s) return null;
     const r = s.getBoundingClientRect();
@@ -110,7 +113,8 @@ _SIDEBAR = """() => { const s = document.querySelector('.bd-sidebar-primary');
 def reader_problems(page, width: str) -> list[str]:
     """What a reader of the open `page` should never meet: a Markdown table shown as raw text, nbval's
     markers, an output's text (a log, a listing) taller than a screen, an image whose alt text is
-    empty or a file name, and `layout_problems`."""
+    empty or a file name, the figures' scripts (about 1 MB) on a page without a figure, and
+    `layout_problems`."""
     problems = []
     text = page.inner_text("body")
     problems += [f"a table shown as raw Markdown: {match.group(0).strip()}" for match in RAW_TABLE.finditer(text)][:3]
@@ -118,6 +122,8 @@ def reader_problems(page, width: str) -> list[str]:
     problems += [f"test marker shown: {marker}" for marker in MARKERS if marker in content]
     problems += [f"an output's text {height} px tall (a wall: give it a box that scrolls)" for height in page.evaluate(_OUTPUT_HEIGHTS)]
     problems += [f"an image whose alt text is a file name, not what it shows: {alt}" for alt in page.evaluate(_PATH_ALTS)]
+    if page.evaluate(_VEGA_WITHOUT_FIGURE):
+        problems.append("the figures' scripts (Vega) load on a page without a figure")
     return problems + layout_problems(page, width)
 
 

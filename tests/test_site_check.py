@@ -191,7 +191,10 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
         "dead-toggle": f'<button class="primary-toggle">menu</button>{sidebar}',
         "script-error": "<script>const THEBE_JS_URL = 1;</script><script>const THEBE_JS_URL = 2;</script>",
         "alt-path": f'<img src="{PIXEL}" alt="../_images/0f3a.png"><img src="{PIXEL}" alt="">',
+        "vega-unused": '<script src="_static/vega/vega.min.js"></script><p>No figure here.</p>',
     }
+    (tmp_path / "_static" / "vega").mkdir(parents=True)
+    (tmp_path / "_static" / "vega" / "vega.min.js").write_text("// the real one is 1 MB")
     for name, body in pages.items():
         (tmp_path / f"{name}.html").write_text(f"{head}<body>{body}</body></html>")
     problems = check_site(tmp_path)
@@ -207,4 +210,5 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
                                            for p in by_page["script-error"])
     assert by_page["alt-path"] == ["an image whose alt text is a file name, not what it shows: ",
                                    "an image whose alt text is a file name, not what it shows: ../_images/0f3a.png"]
+    assert by_page["vega-unused"] == ["the figures' scripts (Vega) load on a page without a figure"]
     assert len(problems) == sum(map(len, by_page.values()))  # nothing else was reported
