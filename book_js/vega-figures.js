@@ -15,6 +15,32 @@
     console.error("vega-figure " + (figure.dataset.figure || "") + ": " + error);
   }
 
+  // The same figure for a column narrower than it (a phone): panels side by side go one under the
+  // other, facets and wrapped panels take one column, legends go below their plot, and no plot is
+  // wider than the column. Plots sized by a step per category (heatmaps) keep their size.
+  function narrowLayout(spec, available) {
+    const narrow = JSON.parse(JSON.stringify(spec));
+    const plotWidth = Math.max(120, available - 110);  // room for the y axis, its title and padding
+    (function fit(node) {
+      if (!node || typeof node !== "object") return;
+      if (node.hconcat) { node.vconcat = node.hconcat; delete node.hconcat; }
+      if (typeof node.columns === "number") node.columns = 1;
+      if (node.facet && node.facet.column) { node.facet.row = node.facet.column; delete node.facet.column; }
+      if (typeof node.width === "number" && node.width > plotWidth) node.width = plotWidth;
+      ["vconcat", "concat", "layer"].forEach(function (key) { (node[key] || []).forEach(fit); });
+      if (node.spec) fit(node.spec);
+    })(narrow);
+    narrow.config = Object.assign({}, narrow.config);
+    narrow.config.legend = Object.assign({}, narrow.config.legend, {orient: "bottom"});
+    narrow.config.title = Object.assign({}, narrow.config.title, {fontSize: 11, limit: available - 40});
+    return narrow;
+  }
+
+  function embed(figure, chart, spec) {
+    return vegaEmbed(chart, spec, {mode: "vega-lite", renderer: "svg", actions: false})
+      .then(function (result) { figure.vegaView = result.view; return result; });  // for the tests and the console
+  }
+
   function draw(figure) {
     let spec;
     try {
@@ -27,8 +53,16 @@
     if (fallback) fallback.remove();
     const chart = document.createElement("div");
     figure.appendChild(chart);
-    vegaEmbed(chart, spec, {mode: "vega-lite", renderer: "svg", actions: false})
-      .then(function (result) { figure.vegaView = result.view; })  // for the tests and the console
+    const available = figure.getBoundingClientRect().width;
+    embed(figure, chart, spec)
+      .then(function (result) {
+        const drawn = chart.querySelector("svg.marks");
+        if (!drawn || drawn.getBoundingClientRect().width <= available + 1) return;
+        result.finalize();  // too wide for this column: draw it again, laid out for a narrow one
+        chart.textContent = "";
+        return embed(figure, chart, narrowLayout(spec, available));
+      })
+      .then(function () { figure.classList.add("vega-figure-drawn"); })  // laid out for good
       .catch(function (error) { showError(figure, error); });
   }
 

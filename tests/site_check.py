@@ -8,8 +8,8 @@ drawn or whose menu or slider changes nothing, a chapter page whose Colab link o
 student edition, widget placeholder text, a link to a page or anchor of the site that does not
 exist, and what a reader should never meet (`reader_problems`): a Markdown table left as raw text,
 nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
-shows, the figures' scripts on a page without a figure, a page that scrolls sideways, or a sidebar
-toggle that opens nothing. A screenshot of every page lands in
+shows, the figures' scripts on a page without a figure, a page that scrolls sideways, a figure wider
+than its column, or a sidebar toggle that opens nothing. A screenshot of every page lands in
 _build/screenshots/.
 
     python tests/site_check.py [_build/html]
@@ -104,6 +104,12 @@ _PATH_ALTS = r"""() => [...document.images].map(i => i.alt)
     .filter(a => a.trim() === '' || /^\S*[\\/]\S*$/.test(a) || /\.(png|jpe?g|svg|gif)$/i.test(a))"""
 _VEGA_WITHOUT_FIGURE = r"""() => [...document.scripts].some(s => /\/vega\/vega[^/]*\.js/.test(s.src))
     && !document.querySelector('div.vega-figure')"""
+_FIGURES_SETTLED = """() => [...document.querySelectorAll('div.vega-figure')]
+    .every(f => f.classList.contains('vega-figure-drawn') || f.classList.contains('vega-figure-error'))"""
+_WIDE_FIGURES = """() => [...document.querySelectorAll('div.vega-figure')]
+    .filter(f => { const c = f.querySelector('svg.marks, canvas');
+                   return c && c.getBoundingClientRect().width > f.getBoundingClientRect().width + 1; })
+    .map(f => f.dataset.figure || '?')"""
 _SIDEBAR = """() => { const s = document.querySelector('.bd-sidebar-primary');
     if (!s) return null;
     const r = s.getBoundingClientRect();
@@ -128,9 +134,18 @@ def reader_problems(page, width: str) -> list[str]:
 
 
 def layout_problems(page, width: str) -> list[str]:
-    """The open `page` scrolls sideways (more than 2 px: a reader's thumb finds it), or a visible
-    primary-sidebar toggle that, clicked, does not show or hide the sidebar."""
+    """The open `page` scrolls sideways (more than 2 px: a reader's thumb finds it), an interactive
+    figure is wider than its column (once drawn: book_js/vega-figures.js lays a figure out again
+    for a narrow column), or a visible primary-sidebar toggle that, clicked, does not show or hide
+    the sidebar."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     problems = []
+    try:
+        page.wait_for_function(_FIGURES_SETTLED, timeout=5000)
+    except PlaywrightTimeout:
+        pass  # figure_problems says which figure was not drawn
+    problems += [f"figure {name} is wider than its column on a {width}" for name in page.evaluate(_WIDE_FIGURES)]
     scroll_width, client_width = page.evaluate(_SIDEWAYS)
     if scroll_width > client_width + 2:
         problems.append(f"the page scrolls sideways on a {width} ({scroll_width} px of content in {client_width})")

@@ -126,6 +126,23 @@ def test_a_figure_that_is_not_drawn_or_a_menu_that_changes_nothing_is_reported(t
 
 @needs_vega
 @needs_chromium
+def test_a_figure_too_wide_for_a_phones_column_is_reported_and_the_books_are_laid_out_to_fit(tmp_path):
+    figures = pytest.importorskip("transformer_lib.book.figures", reason="needs altair: pip install -r requirements.txt")
+    # 30 columns of 30 px each: a heatmap keeps its step size in the narrow layout, so it cannot fit 390 px
+    cells = [{"x": x, "y": y, "v": (x * y) % 7} for x in range(30) for y in range(3)]
+    wide = {"data": {"values": cells}, "mark": "rect", "width": {"step": 30},
+            "params": [{"name": "pick", "value": 0, "bind": {"input": "select", "options": [0, 1]}}],
+            "encoding": {"x": {"field": "x", "type": "ordinal"}, "y": {"field": "y", "type": "ordinal"},
+                         "color": {"field": "v", "type": "quantitative"},
+                         "opacity": {"condition": {"test": "datum.y === pick", "value": 1}, "value": 0.5}}}
+    problems = check_site(figure_site(tmp_path, [figures.figure_html(wide, "wide", "a heatmap 900 px wide"),
+                                                 figures.schedule_figure().to_html(),  # 587 px on a desktop
+                                                 figures.masks_figure().to_html()]))  # three facets side by side
+    assert problems == ["index.html: figure wide is wider than its column on a phone"], problems
+
+
+@needs_vega
+@needs_chromium
 def test_the_attention_heatmap_in_the_browser_shows_the_weights_of_the_sentence_layer_and_head_picked(tmp_path):
     import functools
     import http.server
