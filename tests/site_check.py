@@ -30,7 +30,8 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WIDGET_PLACEHOLDERS = ("Loading widget", "Error displaying widget")
 DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
-MARKERS = ("NBVAL_",)  # nbval reads its cell tags too: its comment markers stay out of the shown code
+# nbval reads its cell tags too, and the solution markers are the student edition's markup (book_ext/)
+MARKERS = ("NBVAL_", "BEGIN SOLUTION", "END SOLUTION")
 # A Markdown table's separator row (|---|:--:|) in the text a reader sees: the table was not rendered.
 RAW_TABLE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 TALLEST_OUTPUT = 900  # px: an output's text taller than a screen must scroll in a shorter box

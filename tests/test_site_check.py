@@ -203,6 +203,7 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
                  f'<button class="primary-toggle">menu</button>{sidebar}{opens}',
         "raw-table": "<p>| recipe | minutes |</p><p>|---|---:|</p><p>| ours | 14.9 |</p>",
         "marker": "<pre># NBVAL_CHECK_OUTPUT\nshow_source(tl.train)</pre>",
+        "solution": "<pre>def lrate(step):\n    # BEGIN SOLUTION\n    return step ** -0.5\n    # END SOLUTION</pre>",
         "wall": f'<div class="cell_output"><pre>{lines}</pre></div>',
         "sideways": '<p><code style="white-space: nowrap">' + "tf.config.experimental." * 3 + "</code></p>",  # ~600 px
         "dead-toggle": f'<button class="primary-toggle">menu</button>{sidebar}',
@@ -219,6 +220,7 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
     assert by_page["clean"] == []
     assert by_page["raw-table"] == ["a table shown as raw Markdown: |---|---:|"]
     assert by_page["marker"] == ["test marker shown: NBVAL_"]
+    assert by_page["solution"] == ["test marker shown: BEGIN SOLUTION", "test marker shown: END SOLUTION"]
     assert len(by_page["wall"]) == 1 and by_page["wall"][0].startswith("an output's text ")
     assert len(by_page["sideways"]) == 1 and by_page["sideways"][0].startswith("the page scrolls sideways on a phone (")
     assert by_page["dead-toggle"] == ["the sidebar toggle changes nothing on a desktop",
