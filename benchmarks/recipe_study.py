@@ -53,13 +53,13 @@ SLOW_FIRST = ["wide", "+ news", "paper", "joint 8k"]  # long runs start first, s
 
 
 def row_recipe(name: str, toy: bool = False) -> tuple[Recipe, dict]:
-    """Row `name`'s recipe and its model sizes (the small preset's, changed as the row says)."""
+    """Row `name`'s recipe and its changes to the preset's model sizes."""
     _, changes, sizes = RUNS[name]
     recipe = CENTER.replace(**changes)
     if toy:  # toy sizes, but the row's own change kept (the toy corpus replaces "+ news"'s)
         recipe = recipe.replace(**{**TOY[0], **{k: v for k, v in changes.items() if k != "corpus"}})
         sizes = {**TOY[1], **sizes}
-    return recipe, {**PRESETS[recipe.preset], "dropout_rate": recipe.dropout_rate, **sizes}
+    return recipe, sizes
 
 
 def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
@@ -82,14 +82,15 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     if recipe.corpus != center.corpus:  # same updates as "center": one pass over part of the bigger corpus
         train_ds = train_ds.repeat().take(steps).apply(tf.data.experimental.assert_cardinality(steps))
         epochs = 1
-    model = tl.Transformer(**sizes, input_vocab_size=tokenizers[0].vocab_size, target_vocab_size=tokenizers[1].vocab_size,
-                           max_length=recipe.max_length, share_embeddings=recipe.joint_vocab)
+    model = recipe.model(tokenizers, **sizes)
     start = time.perf_counter()
-    history = tl.train(model, train_ds, val_ds, epochs=epochs, optimizer=recipe.optimizer(sizes["d_model"], steps),
+    history = tl.train(model, train_ds, val_ds, epochs=epochs,
+                       optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
                        label_smoothing=recipe.label_smoothing, verbose=0)
     train_minutes = (time.perf_counter() - start) / 60
     score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=recipe.max_length), val_pairs, verbose=False)
-    return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **sizes}, "updates": steps,
+    shape = {key: model.hyperparameters[key] for key in PRESETS[recipe.preset]}  # the sizes it trained at
+    return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **shape}, "updates": steps,
             "warmup_steps": recipe.warmup(steps), "parameters": tl.count_parameters(model),
             "val_bleu": round(score["bleu"], 2), "val_chrf": round(score["chrf"], 2),
             "val_loss": [round(v, 4) for v in history["val_loss"]],

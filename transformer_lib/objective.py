@@ -40,9 +40,8 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         step_num = ops.cast(step, "float32") + 1.0
         decay = ops.rsqrt(step_num)
         warmup = step_num * self.warmup_steps**-1.5
-        if self.peak_rate is None:
-            return self.d_model**-0.5 * ops.minimum(decay, warmup)
-        return self.peak_rate * self.warmup_steps**0.5 * ops.minimum(decay, warmup)
+        peak = self.peak_rate or (self.d_model * self.warmup_steps) ** -0.5  # reached at step_num = warmup_steps
+        return peak * self.warmup_steps**0.5 * ops.minimum(decay, warmup)
 
     def get_config(self):
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "peak_rate": self.peak_rate}

@@ -128,6 +128,14 @@ class Recipe:
         """The warm-up in updates, for a run of `updates` updates."""
         return self.warmup_steps or max(1, round(self.warmup_ratio * updates))
 
+    def model(self, tokenizers, **sizes) -> Transformer:
+        """The recipe's `Transformer` for `tokenizers` (source, target): its preset, with `sizes`
+        changed, the recipe's dropout (or the preset's), pre- or post-LN, shared embeddings."""
+        dropout = {} if self.dropout_rate is None else {"dropout_rate": self.dropout_rate}
+        return Transformer.from_preset(self.preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
+                                       max_length=self.max_length, norm_first=self.norm_first,
+                                       share_embeddings=self.joint_vocab, **dropout, **sizes)
+
     def optimizer(self, d_model: int, updates: int) -> keras.optimizers.Adam:
         """Adam with the §5.3 schedule this recipe asks for, for a run of `updates` updates."""
         return make_optimizer(d_model, self.warmup(updates), self.peak_rate)
@@ -160,10 +168,7 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
     keras.utils.set_random_seed(recipe.seed)
     val_pairs = load_parallel_corpus(recipe.corpus, "validation")
     tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=bool(verbose))
-    sizes = {} if recipe.dropout_rate is None else {"dropout_rate": recipe.dropout_rate}
-    model = Transformer.from_preset(recipe.preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
-                                    max_length=recipe.max_length, norm_first=recipe.norm_first,
-                                    share_embeddings=recipe.joint_vocab, **sizes)
+    model = recipe.model(tokenizers)
     steps = int(train_ds.cardinality()) * recipe.epochs
     if verbose:
         print(f"{recipe.corpus}: preset {recipe.preset}; {steps:,} steps, warm-up {recipe.warmup(steps)}; "
