@@ -14,7 +14,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: diagrams test unit-tests notebooks student-notebooks book site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
+.PHONY: grade diagrams test unit-tests notebooks student-notebooks book site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
 
 install: $(STAMP)
 
@@ -92,6 +92,13 @@ set-repository: $(STAMP)
 # Run it after editing a chapter; a test fails while the committed copy is stale.
 student: $(STAMP)
 	$(BIN)/python tools/student_edition.py
+
+# Grade a class: make grade SUBMISSIONS=folder-of-ipynb GRADES=grades.csv (tools/grade.py; instructors.md says more).
+# Each student's answers run against the key's original checks in a fresh kernel, each cell within TIME_LIMIT s.
+TIME_LIMIT ?= 120
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" -a -n "$(GRADES)" || { echo "usage: make grade SUBMISSIONS=<folder of .ipynb> GRADES=<file.csv> [TIME_LIMIT=120]"; exit 2; }
+	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" "$(GRADES)" --time-limit $(TIME_LIMIT)
 
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)

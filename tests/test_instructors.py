@@ -1,0 +1,64 @@
+"""The instructor's guide agrees with the chapters: points per chapter and chapter 7's training time."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = (ROOT / "instructors.md").read_text()
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _exercises(notebook) -> tuple[int, int]:
+    """(code exercises, question exercises): the numbered items of the Exercises section, checks counted."""
+    items = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and "## Exercises" in cell.source:
+            items += len(re.findall(r"^\d+\. ", cell.source.split("## Exercises", 1)[1], re.M))
+    checks = sum("check" in cell.metadata.get("tags", []) for cell in notebook.cells)
+    return checks, items - checks
+
+
+def _map_row(path: Path) -> list[str]:
+    rows = [line for line in GUIDE.splitlines() if line.startswith("| [") and f"(chapters/{path.name})" in line]
+    assert len(rows) == 1, f"instructors.md's chapter map has no single row for {path.name}"
+    return [cell.strip() for cell in rows[0].strip("|").split("|")]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+def test_the_chapter_map_gives_each_chapter_its_points(path):
+    code, questions = _exercises(nbformat.read(path, as_version=4))
+    assert code + questions > 0, f"{path.name} has no exercises"
+    assert int(_map_row(path)[-1]) == 10 * code + 5 * questions, (
+        f"{path.name}: {code} code exercise(s) at 10 points and {questions} question(s) at 5")
+
+
+def test_every_question_exercise_has_a_rubric_row():
+    rubric = GUIDE.split("### Rubric for the question exercises", 1)[1]
+    for path in CHAPTERS:
+        number = int(path.name[:2])
+        code, questions = _exercises(nbformat.read(path, as_version=4))
+        rows = re.findall(rf"^\| {number}\.[\d, –.-]+", rubric, re.M)
+        assert (questions > 0) == bool(rows), f"chapter {number}: {questions} question(s), rubric rows {rows}"
+
+
+def test_the_guide_quotes_chapter_7s_stored_training_time():
+    notebook = nbformat.read(ROOT / "chapters" / "07_training.ipynb", as_version=4)
+    text = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                   for output in cell.outputs if output.get("output_type") == "stream")
+    stored = re.search(r"([\d.]+) min of training in all; this call took ([\d.]+) min", text)
+    assert stored, "chapter 7's stored output no longer says how long it trained"
+    quoted = re.search(r"\(([\d.]+) minutes of training for the published outputs, ([\d.]+) with", GUIDE)
+    assert quoted and quoted.groups() == stored.groups()
+
+
+def test_the_cost_chapters_print_before_training_is_chapter_7s_stored_time():
+    from transformer_lib.book import runs
+
+    notebook = nbformat.read(ROOT / "chapters" / "07_training.ipynb", as_version=4)
+    text = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                   for output in cell.outputs if output.get("output_type") == "stream")
+    stored = re.search(r"([\d.]+) min of training in all; this call took ([\d.]+) min", text)
+    assert (float(stored[1]), float(stored[2])) == (runs.MEASURED_CPU["minutes"], runs.MEASURED_CPU["with_validation"])
