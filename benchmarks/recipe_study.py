@@ -31,8 +31,10 @@ from transformer_lib.recipe import Recipe
 DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
 
 # The recipe under test, as changes to the library's tl.Recipe: the small preset (4 layers of width 128),
-# batches left in bucketing's order as when its record was made (#27; shuffled batches came with #29).
-CENTER = Recipe(joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup_steps=1000, shuffle_batches=False)
+# batches left in bucketing's order and post-LN, as when its record was made (#27; shuffled batches and
+# pre-LN came with #29).
+CENTER = Recipe(joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup_steps=1000, shuffle_batches=False,
+                norm_first=False)
 PAPER = dict(joint_vocab=False, vocab_size=8000, dropout_rate=0.1, warmup_steps=4000)
 # name: (what changes, the change to CENTER, the change to the small preset's sizes)
 RUNS = {

@@ -56,3 +56,15 @@ def test_a_missing_file_without_network_says_where_it_looked_and_what_to_do(tmp_
     assert f"benchmarks/nowhere.json is neither in {tmp_path.resolve()} nor in a folder above it" in message
     assert course_files.raw_url("benchmarks/nowhere.json") in message and "Temporary failure" in message
     assert "Run the chapter from a clone of the course" in message and "connect to the internet" in message
+
+
+def test_without_a_checkout_a_record_installed_with_the_library_is_used(tmp_path, monkeypatch):
+    site = tmp_path / "site-packages" / "coursebench"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "run.json").write_text('{"installed": true}')
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("downloaded a file installed here"))
+    elsewhere = tmp_path / "colab"
+    elsewhere.mkdir()
+    assert course_file("coursebench/run.json", start=elsewhere).read_text() == '{"installed": true}'

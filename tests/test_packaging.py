@@ -61,7 +61,7 @@ def test_library_modules_import_neither_the_package_root_nor_the_teaching_helper
         assert not imported_modules(path) & forbidden, f"{path.name} imports {imported_modules(path) & forbidden}"
 
 
-def test_the_wheel_ships_every_data_file_the_library_reads(tmp_path):
+def test_the_wheel_ships_every_data_file_the_library_reads_and_the_benchmarks(tmp_path):
     """The checksums of the news corpus are a file inside the package: a wheel without it cannot import."""
     import subprocess
     import zipfile
@@ -69,7 +69,8 @@ def test_the_wheel_ships_every_data_file_the_library_reads(tmp_path):
     import shutil
 
     source = tmp_path / "source"  # a copy, so the build leaves nothing in the checkout
-    shutil.copytree(ROOT / "transformer_lib", source / "transformer_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("transformer_lib", "benchmarks"):
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
@@ -79,3 +80,7 @@ def test_the_wheel_ships_every_data_file_the_library_reads(tmp_path):
     data_files = {f"transformer_lib/{path.name}" for path in (ROOT / "transformer_lib").iterdir()
                   if path.is_file() and path.suffix not in (".py", ".pyc")}
     assert data_files and data_files <= shipped, data_files - shipped
+    # chapter 10's exercises run the benchmarks and read their records, in Colab too
+    benchmarks = {f"benchmarks/{path.name}" for path in (ROOT / "benchmarks").iterdir()
+                  if path.suffix in (".py", ".json")}
+    assert {"benchmarks/throughput.py", "benchmarks/time_to_quality.json"} <= benchmarks <= shipped, benchmarks - shipped

@@ -11,8 +11,8 @@ from transformer_lib.recipe import Recipe
 
 
 def test_changes_by_name_are_checked_and_listed():
-    recipe = Recipe().replace(warmup_steps=1000, peak_rate=0.002)
-    assert recipe.changes() == {"warmup_steps": 1000, "peak_rate": 0.002}
+    recipe = Recipe().replace(warmup_steps=2000, peak_rate=0.002)
+    assert recipe.changes() == {"warmup_steps": 2000, "peak_rate": 0.002}
     assert recipe.changes(recipe) == {} and Recipe().changes() == {}
     with pytest.raises(TypeError, match="Recipe has no setting warmup; its settings: corpus, preset"):
         Recipe().replace(warmup=1000)
@@ -66,6 +66,14 @@ def test_the_command_line_builds_the_default_recipe_with_the_options_given():
     assert recipe_from(args).changes() == {
         "warmup_steps": None, "warmup_ratio": 0.05, "dropout_rate": 0.2, "batch_size": 32, "batch_tokens": None,
         "peak_rate": 0.003, "bucket_growth": 1.2, **({"shuffle_batches": False} if Recipe().shuffle_batches else {})}
+
+
+def test_the_command_line_chooses_either_layer_norm_placement():
+    parser = build_parser()
+    post = recipe_from(parser.parse_args(["train", "--out", "x", "--no-norm-first"]))
+    pre = recipe_from(parser.parse_args(["train", "--out", "x", "--norm-first"]))
+    assert (post.norm_first, pre.norm_first) == (False, True)
+    assert post.model is not None and post.changes(pre) == {"norm_first": False}
 
 
 def test_batch_tokens_and_batch_size_together_are_refused(capsys, tmp_path):

@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="label smoothing (default: %g)" % RECIPE.label_smoothing)
     train.add_argument("--average-last", type=positive_int, default=None,
                        help="also try the average of the last N epochs' weights (§6.1) (default: %d)" % RECIPE.average_last)
-    train.add_argument("--norm-first", action="store_true", default=None, help="pre-LN instead of the paper's post-LN")
+    train.add_argument("--norm-first", action=argparse.BooleanOptionalAction, default=None,
+                       help="pre-LN (--no-norm-first: the paper's post-LN) (default: %s)" % RECIPE.norm_first)
     train.add_argument("--mixed-precision", action="store_true", help="mixed_float16 (on a GPU)")
     train.add_argument("--xla", action="store_true", help="compile the training step with XLA")
     train.add_argument("--seed", type=int, default=None)

@@ -2,6 +2,7 @@
 
 A chapter that shows a committed record (`benchmarks/recipe_study.json`, ...) finds it in the checkout it
 runs from, whether from `chapters/`, `student/chapters/` or the root; in Colab, with no checkout, it
+takes the copy installed with the library (the `benchmarks` package ships its records), else it
 downloads the copy committed to the course repository (`REPOSITORY`, which `make set-repository` rewrites).
 """
 
@@ -30,6 +31,9 @@ def course_file(relative: str, start: Path | str | None = None) -> Path:
     for folder in (start, *start.resolve().parents):
         if (folder / relative).is_file():
             return folder / relative
+    installed = _installed(relative)
+    if installed is not None:
+        return installed
     url = raw_url(relative)
     try:
         import keras
@@ -41,3 +45,18 @@ def course_file(relative: str, start: Path | str | None = None) -> Path:
             f"not be downloaded from {url} ({type(error).__name__}: {error}). Run the chapter from a clone of the "
             "course (its chapters/ or student/chapters/ folder), or connect to the internet and run the cell again."
         ) from error
+
+
+def _installed(relative: str) -> Path | None:
+    """`relative` inside an installed package of the course (benchmarks/x.json in site-packages), if there."""
+    import importlib.util
+
+    package, _, rest = relative.partition("/")
+    try:
+        spec = importlib.util.find_spec(package) if rest and package.isidentifier() else None
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / rest
+    return path if path.is_file() else None

@@ -46,9 +46,11 @@ class Recipe:
     `batch_tokens` tokens of sentences of similar length (or `batch_size` sentences), buckets
     `bucket_growth` times wider each, the batches of an epoch shuffled (`shuffle_batches`);
     `bucketing=False` with `batch_size` is the TensorFlow tutorial's `padded_batch`. Model: the
-    `preset`, its dropout or `dropout_rate`, `norm_first` for pre-LN. Optimizer (§5.3): warm-up
-    for `warmup_steps` updates, or for `warmup_ratio` of the run when `warmup_steps` is None, up to
-    the schedule's own peak or `peak_rate`. Objective: `label_smoothing` (§5.4). Run: `epochs`,
+    `preset`, its dropout or `dropout_rate`, `norm_first` for pre-LN (False: the paper's post-LN).
+    Optimizer (§5.3): warm-up for `warmup_steps` updates, or for `warmup_ratio` of the run when
+    `warmup_steps` is None, up to the schedule's own peak or `peak_rate`. The defaults (pre-LN, a
+    warm-up of 1,000 updates, shuffled batches of ~1,024 tokens) won issue #29's study of time to
+    quality (`benchmarks/recipe_ablation.json`, chapter 10 section 7). Objective: `label_smoothing` (§5.4). Run: `epochs`,
     `average_last` epochs' weights also tried (§6.1), `seed`.
     """
 
@@ -63,12 +65,12 @@ class Recipe:
     bucketing: bool = True
     bucket_growth: float = 1.1
     shuffle_batches: bool = True
-    warmup_steps: int | None = 4000
+    warmup_steps: int | None = 1000
     warmup_ratio: float | None = None
     peak_rate: float | None = None
     dropout_rate: float | None = None
     label_smoothing: float = 0.1
-    norm_first: bool = False
+    norm_first: bool = True
     average_last: int = 5
     seed: int = 0
 

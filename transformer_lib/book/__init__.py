@@ -15,6 +15,9 @@
   and `plt.show()`, `--diagrams`, `make diagrams`), `refresh_exercises(paths)` the cells tagged
   exercise, check or uses-exercises, after the setup and imports cells (`--exercises`, `make exercises`).
 
+`runs` (runs.py) gives chapter 7's translator to the chapters after it: its training cost, measured
+and estimated, said before a run starts; a copy kept on Google Drive; never a silent retraining.
+
 The subpackages hold the rest of the teaching material: `diagrams` (matplotlib drawings of the
 architecture and of each chapter's idea), `figures` (interactive figures drawn in the browser; needs
 altair, so it is not imported here) and `exercises` (the checks).
@@ -40,6 +43,7 @@ from transformer_lib.book.run import (  # noqa: F401
     settle_streams,
     settle_terminal_text,
 )
+from transformer_lib.book import runs  # noqa: F401 (chapter 7's translator in later chapters)
 from transformer_lib.book.source import show_source  # noqa: F401
 from transformer_lib.machine import describe_machine  # noqa: F401 (for notebooks)
 
