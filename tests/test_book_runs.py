@@ -8,6 +8,7 @@ import transformer_lib as tl
 import transformer_lib.export
 import transformer_lib.recipe
 from transformer_lib.book import runs
+from transformer_lib.export import FILES
 
 
 @pytest.fixture
@@ -28,7 +29,8 @@ def _run(folder):
     (folder / "checkpoints").mkdir(parents=True)
     (folder / "checkpoints" / "ckpt-1.index").write_text("x")
     (folder / "training.json").write_text(json.dumps({"epochs": 60}))
-    (folder / "model.keras").write_text("weights")
+    for name in FILES:
+        (folder / name).write_text("saved")
     return folder
 
 
@@ -59,14 +61,15 @@ def test_a_wrong_saved_folder_is_named(tmp_path, calls):
     with pytest.raises(RuntimeError, match="is not a folder"):
         runs.chapter_7_translator(tmp_path / "small", tl.Recipe(), saved=tmp_path / "nowhere")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(RuntimeError, match="holds no saved run"):
+    (tmp_path / "empty" / "training.json").write_text("{}")  # a record without the translator's files
+    with pytest.raises(RuntimeError, match="holds no saved translator"):
         runs.chapter_7_translator(tmp_path / "small", tl.Recipe(), saved=tmp_path / "empty", train=True)
     assert calls == []
 
 
 def test_a_copy_keeps_the_translator_not_the_resume_state(tmp_path):
     copy = runs.save_copy(_run(tmp_path / "runs" / "small"), tmp_path / "drive")
-    assert sorted(path.name for path in copy.iterdir()) == ["model.keras", "training.json"]
+    assert sorted(path.name for path in copy.iterdir()) == sorted(["training.json", *FILES])
     with pytest.raises(RuntimeError, match="no finished run"):
         runs.save_copy(tmp_path / "runs" / "other", tmp_path / "drive")
 

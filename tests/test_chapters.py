@@ -263,3 +263,19 @@ def test_the_prose_number_check_catches_a_stale_number_and_accepts_rounding():
     assert unquoted_numbers(cells("§3.4 and section 3.2.1, $0.5$, `1.25`", "")) == []
     solution = "```{admonition} Solution to exercise 1\n:class: dropdown\n`x` is 8.4 million\n```\nBLEU 3.5"
     assert [n for n, _ in unquoted_numbers(cells(solution, ""))] == ["3.5"]
+
+
+CONTROL = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]")  # tabs too: a LaTeX "\t" or "\a" eaten by a string escape
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, *(ROOT / name for name in ("intro.md", "instructors.md", "README.md",
+                                                                         "LICENSE-TEXT.md"))], ids=lambda p: p.name)
+def test_the_prose_holds_no_control_characters(path):
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        texts = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"]
+    else:
+        texts = [path.read_text()]
+    found = [match for text in texts for match in CONTROL.finditer(text)]
+    assert not found, f"{path.name}: control characters {[m.group() for m in found]} near " + "; ".join(
+        repr(match.string[max(0, match.start() - 20):match.end() + 20]) for match in found)

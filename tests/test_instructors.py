@@ -44,21 +44,23 @@ def test_every_question_exercise_has_a_rubric_row():
         assert (questions > 0) == bool(rows), f"chapter {number}: {questions} question(s), rubric rows {rows}"
 
 
-def test_the_guide_quotes_chapter_7s_stored_training_time():
+def _stored_training_minutes() -> tuple[str, str]:
+    """Chapter 7's stored minutes of training and of its training call (with the per-epoch BLEU)."""
     notebook = nbformat.read(ROOT / "chapters" / "07_training.ipynb", as_version=4)
     text = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
                    for output in cell.outputs if output.get("output_type") == "stream")
     stored = re.search(r"([\d.]+) min of training in all; this call took ([\d.]+) min", text)
     assert stored, "chapter 7's stored output no longer says how long it trained"
+    return stored.groups()
+
+
+def test_the_guide_quotes_chapter_7s_stored_training_time():
     quoted = re.search(r"\(([\d.]+) minutes of training for the published outputs, ([\d.]+) with", GUIDE)
-    assert quoted and quoted.groups() == stored.groups()
+    assert quoted and quoted.groups() == _stored_training_minutes()
 
 
 def test_the_cost_chapters_print_before_training_is_chapter_7s_stored_time():
     from transformer_lib.book import runs
 
-    notebook = nbformat.read(ROOT / "chapters" / "07_training.ipynb", as_version=4)
-    text = "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                   for output in cell.outputs if output.get("output_type") == "stream")
-    stored = re.search(r"([\d.]+) min of training in all; this call took ([\d.]+) min", text)
-    assert (float(stored[1]), float(stored[2])) == (runs.MEASURED_CPU["minutes"], runs.MEASURED_CPU["with_validation"])
+    minutes, with_validation = _stored_training_minutes()
+    assert (float(minutes), float(with_validation)) == (runs.MEASURED_CPU["minutes"], runs.MEASURED_CPU["with_validation"])

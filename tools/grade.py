@@ -26,15 +26,19 @@ run. Grading runs the students' code: run it where that is safe (a container, a 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
+
+from student_edition import _tags  # the tags that mark exercise and check cells, read as the student edition reads them
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = ROOT / "chapters"
@@ -59,10 +63,6 @@ class Chapter:
     setup: list[str]  # the key's first two code cells: setup and imports
     exercises: list[Exercise]
     cell_ids: set[str]
-
-
-def _tags(cell) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
 
 
 def key_chapter(path: Path) -> Chapter:
@@ -128,28 +128,25 @@ class Kernel:
     and starts again (re-running `replay`) after a cell that ran too long or killed it."""
 
     def __init__(self, folder: str):
-        self.folder, self.client, self._context = folder, None, None
+        self.folder, self.client, self._running = folder, None, contextlib.ExitStack()
 
     def start(self, replay: list[str]) -> None:
-        import subprocess
-
         import nbclient
 
         self.stop()
         self.client = nbclient.NotebookClient(nbformat.v4.new_notebook(), kernel_name="python3", allow_errors=True,
                                               resources={"metadata": {"path": self.folder}})
-        self._context = self.client.setup_kernel(stderr=subprocess.DEVNULL)  # not its log, nor a killed kernel's
-        self._context.__enter__()
+        # the kernel's own log (and a killed kernel's complaints) stay out of the grading output
+        self._running.enter_context(self.client.setup_kernel(stderr=subprocess.DEVNULL))
         for source in replay:
             self.run(source, SETUP_LIMIT)
 
     def stop(self) -> None:
-        if self._context is not None:
-            try:
-                self._context.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - a kernel that died or hangs is cleaned up by nbclient anyway
-                pass
-        self.client, self._context = None, None
+        try:
+            self._running.close()
+        except Exception:  # noqa: BLE001 - a kernel that died or hangs is cleaned up by nbclient anyway
+            pass
+        self._running = contextlib.ExitStack()
 
     def run(self, source: str, limit: float):
         """Run `source`; returns (outputs, problem): problem is None, "time limit" or "kernel died"."""
@@ -202,19 +199,20 @@ def grade_notebook(student: str, notebook, chapter: Chapter, limit: float, folde
                         if problem == "time limit" else "the answer cell killed its kernel"] + notes))
                     kernel.start(replay)
                     continue
-                if _error(outputs) and "NotImplementedError" not in _error(outputs):
-                    notes.insert(0, f"the answer cell raised {_short(_error(outputs), 200)}")
+                raised = _error(outputs)
+                if raised and "NotImplementedError" not in raised:
+                    notes.insert(0, f"the answer cell raised {_short(raised, 200)}")
                 replay.append(answer.source)
             outputs, problem = kernel.run(exercise.check, limit)
-            said = _text(outputs)
-            last = said.strip().splitlines()[-1] if said.strip() else ""
-            passed = problem is None and _error(outputs) is None and last.startswith("Correct:")
+            said, raised = _text(outputs).strip(), _error(outputs)
+            last = said.splitlines()[-1] if said else ""
+            passed = problem is None and raised is None and last.startswith("Correct:")
             if problem is not None:
                 result = (f"the check ran past the time limit of {limit:g} s with this answer (an endless loop?)"
                           if problem == "time limit" else "the check killed its kernel with this answer")
                 kernel.start(replay)
-            elif _error(outputs):
-                result = _error(outputs)
+            elif raised:
+                result = raised
             else:
                 result = last or "the check printed nothing"
             rows.append(_row(student, chapter, exercise, passed, notes + [result]))

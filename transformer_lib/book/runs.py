@@ -39,7 +39,10 @@ def training_cost(recipe) -> str:
 
 
 def _is_run(folder: Path) -> bool:
-    return (folder / "training.json").is_file()
+    """A finished run: its record and the translator's files (`export.FILES`), as `train_translator` leaves them."""
+    from transformer_lib.export import FILES
+
+    return all((folder / name).is_file() for name in ("training.json", *FILES))
 
 
 def chapter_7_translator(run_dir, recipe, saved=None, train: bool = False):
@@ -60,8 +63,8 @@ def chapter_7_translator(run_dir, recipe, saved=None, train: bool = False):
         raise RuntimeError(f"SAVED_TRANSLATOR = {str(saved)!r} is not a folder. Give the folder chapter 7 saved its "
                            f"translator to (it holds training.json), or set SAVED_TRANSLATOR = None.")
     if saved:
-        raise RuntimeError(f"{saved} holds no saved run (no training.json): give the folder chapter 7 copied its run "
-                           "to (chapter 7's last cell prints it).")
+        raise RuntimeError(f"{saved} holds no saved translator (training.json and the translator's files): give the "
+                           "folder chapter 7 copied its run to (its Google Drive cell prints it).")
     if not train:
         raise RuntimeError(
             f"No translator of chapter 7 in {run_dir} (chapter 7 has not run in this folder or runtime). Choose one, "
@@ -89,7 +92,7 @@ def save_copy(run_dir, folder) -> Path:
     """Copy the finished run in `run_dir` to `folder`/<its name>, replacing an older copy; returns the copy."""
     run_dir = Path(run_dir)
     if not _is_run(run_dir):
-        raise RuntimeError(f"{run_dir} holds no finished run (no training.json): train it first.")
+        raise RuntimeError(f"{run_dir} holds no finished run (training.json and the translator's files): train it first.")
     target = Path(folder) / run_dir.name
     if target.exists():
         shutil.rmtree(target)
