@@ -14,7 +14,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: grade diagrams test unit-tests notebooks student-notebooks book site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
+.PHONY: grade diagrams test unit-tests notebooks student-notebooks book book-key site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
 
 install: $(STAMP)
 
@@ -61,9 +61,17 @@ $(VEGA):
 _assets/vega/vega-figures.js: book_js/vega-figures.js $(VEGA)
 	cp book_js/vega-figures.js $@
 
+# The published site is the student edition: tools/public_book.py stages the book in _build/public with
+# the student edition as chapters/ (same page names; the instructors' rubric left out), and the site is
+# built from there into _build/html. site-check fails if a line of a solution reaches a page.
 book: $(STAMP) $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js
-	$(BIN)/jupyter-book build -W -n --keep-going .
-	cp student/chapters/*.ipynb _build/html/_sources/chapters/  # the download button serves the student edition
+	$(BIN)/python tools/public_book.py _build/public
+	$(BIN)/jupyter-book build -W -n --keep-going _build/public --path-output .
+
+# The instructor's key as a site, solutions in place: the repository's chapters as they are.
+book-key: $(STAMP) $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js
+	$(BIN)/jupyter-book build -W -n --keep-going . --path-output _build/key
+	@echo "The key site: _build/key/_build/html/index.html"
 
 site-check: $(STAMP)
 	$(BIN)/python tests/site_check.py _build/html

@@ -10,7 +10,8 @@ exist, and what a reader should never meet (`reader_problems`): a Markdown table
 nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
 shows, the figures' scripts on a page without a figure, a page that scrolls sideways, a figure wider
 than its column, or a sidebar toggle that opens nothing. A screenshot of every page lands in
-_build/screenshots/.
+_build/screenshots/. Before the browser opens, every page's text is searched for the key's solutions
+(`leaked_solutions`): the published site is built from the student edition (`make book`).
 
     python tests/site_check.py [_build/html]
 """
@@ -18,7 +19,9 @@ _build/screenshots/.
 from __future__ import annotations
 
 import functools
+import html.parser
 import http.server
+import json
 import re
 import shutil
 import sys
@@ -35,6 +38,8 @@ MARKERS = ("NBVAL_", "BEGIN SOLUTION", "END SOLUTION")
 # A Markdown table's separator row (|---|:--:|) in the text a reader sees: the table was not rendered.
 RAW_TABLE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 TALLEST_OUTPUT = 900  # px: an output's text taller than a screen must scroll in a shorter box
+ROOT = Path(__file__).resolve().parent.parent
+SHORTEST_LEAK = 20  # characters: shorter solution lines (`return x`) say nothing about the answer
 
 
 def check_site(html: Path) -> list[str]:
@@ -261,7 +266,7 @@ def student_edition_problems(html: Path, page_path: str, colab_hrefs: list[str])
                  if not href.endswith(f"/student/{notebook}")]
     download = html / "_sources" / notebook
     if download.is_file() and "BEGIN SOLUTION" in download.read_text(errors="replace"):
-        problems.append(f"the download _sources/{notebook} holds solutions (make book copies the student edition there)")
+        problems.append(f"the download _sources/{notebook} holds solutions (make book builds the site from the student edition)")
     return problems
 
 
@@ -290,6 +295,80 @@ def _read(path: Path) -> str:
     return path.read_text(errors="replace")
 
 
+def leaked_solutions(html: Path, key: Path = ROOT / "chapters", student: Path = ROOT / "student" / "chapters") -> list[str]:
+    """The lines of the key's solutions (`key`'s chapters: the code between the solution markers and the
+    text of the Solution admonitions) that some page of the site at `html` shows, as "page: line".
+    A line the student edition (`student`) holds anywhere, in a cell or a stored output, is no leak (a
+    library listing shown by `show_source`, say), nor is a line shorter than SHORTEST_LEAK characters."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from student_edition import BEGIN, END, SOLUTION_ADMONITION
+
+    published = _collapse(" ".join(_notebook_text(path) for path in sorted(student.glob("*.ipynb"))))
+    lines = set()
+    for path in sorted(key.glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code":
+                inside = False
+                for line in source.split("\n"):
+                    inside = (inside or bool(BEGIN.match(line))) and not END.match(line)
+                    if inside and not BEGIN.match(line):
+                        lines.add(_collapse(line))
+            else:
+                for block in SOLUTION_ADMONITION.findall(source):
+                    lines.update(_collapse(part) for line in block.split("\n")[1:-1]  # inside the fence
+                                 for part in re.split(r"[$`*\[\]()]", line))  # plain text between the markup
+    lines = sorted(line for line in lines if len(line) >= SHORTEST_LEAK and line not in published)
+    leaks = []
+    for page in sorted(html.rglob("*.html")):
+        text = _collapse(_page_text(page.read_text(errors="replace")))
+        leaks += [f"{page.relative_to(html).as_posix()}: {line}" for line in lines if line in text]
+    return leaks
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _notebook_text(path: Path) -> str:
+    """Every cell's source and every stored output's text in the notebook at `path`."""
+    parts = []
+    for cell in json.loads(path.read_text())["cells"]:
+        parts.append("".join(cell["source"]))
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")))
+            parts += ["".join(value) if isinstance(value, list) else str(value)
+                      for value in output.get("data", {}).values()]
+    return "\n".join(parts)
+
+
+class _TextOf(html.parser.HTMLParser):
+    """The text of an HTML page as a reader can see it (no scripts or styles), entities decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts, self._skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style") and self._skip > 0
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.parts.append(data)
+
+
+SMART_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})  # Sphinx's smartquotes
+
+
+def _page_text(page_html: str) -> str:
+    parser = _TextOf()
+    parser.feed(page_html)
+    return "".join(parser.parts).translate(SMART_QUOTES)
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -297,11 +376,12 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def main() -> int:
     html = Path(sys.argv[1] if len(sys.argv) > 1 else "_build/html")
+    problems = [f"solution shown: {leak}" for leak in leaked_solutions(html)]
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
         print("#" * 72 + "\n# SKIPPED the browser check: no Chromium at /usr/bin/chromium.\n"
               "# Install Debian's `chromium` (.ci/run does) to run it.\n" + "#" * 72)
-        return 0
-    problems = check_site(html)
+    else:
+        problems += check_site(html)
     for problem in problems:
         print("  " + problem)
     return 1 if problems else 0

@@ -47,7 +47,7 @@ def test_chapters_must_hand_out_the_student_edition_by_colab_and_download(tmp_pa
     assert student_edition_problems(tmp_path, page, [other]) == [f"Colab link not to the student edition: {other}"]
     download.write_text('{"source": ["# BEGIN SOLUTION\\n"]}')
     assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/04_attention.ipynb"]) == [
-        "the download _sources/chapters/04_attention.ipynb holds solutions (make book copies the student edition there)"]
+        "the download _sources/chapters/04_attention.ipynb holds solutions (make book builds the site from the student edition)"]
 
 
 # --- Interactive figures (transformer_lib.book.figures) in a real browser ---
