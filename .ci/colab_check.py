@@ -9,6 +9,11 @@ installed exactly the way their setup cell installs it.
 4. Every chapter in quick mode under nbval, in that environment.
 5. Colab runs Python 3.13, which this machine lacks: the registry is asked (a dry run, nothing is
    installed) whether the library's dependencies resolve to Python 3.13 wheels at Colab's versions.
+6. A fresh runtime's path (`check_fresh_runtime`): chapters 8 and 10 of the student edition copied
+   into an empty folder (no checkout, no `runs/`). Chapter 8 with a reader's settings stops at its
+   translator cell and offers the choices instead of training; in quick mode (which asks it to
+   train) it says so before it trains and runs to the end; chapter 10 and its exercises' benchmarks
+   come from the installed package.
 
 Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone.
 """
@@ -127,9 +132,52 @@ def main() -> None:
     env = {**os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
     run(python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
         "-o", "addopts=", "-o", "pythonpath=", "chapters/", cwd=ROOT, env=env)
+    check_fresh_runtime(python, env)
     print(f"colab-check: every chapter ran on tensorflow {after['tensorflow']} / keras {after['keras']} "
           f"(Colab's GPU runtime versions; Python {sys.version_info.major}.{sys.version_info.minor} here, "
           "3.13 on Colab).")
+
+
+FRESH_CHAPTER_8 = """
+import json, sys
+from pathlib import Path
+cells = [c for c in json.loads(Path("08_translating.ipynb").read_text())["cells"] if c["cell_type"] == "code"]
+ip = get_ipython()
+ip.showtraceback = lambda *args, **kwargs: None  # the error is checked below, its first line printed
+for cell in cells:
+    source = "".join(cell["source"])
+    result = ip.run_cell(source)
+    if not result.success:
+        error = result.error_in_exec or result.error_before_exec
+        message = str(error)
+        ok = isinstance(error, RuntimeError) and "TRAIN_IF_MISSING = True" in message and "SAVED_TRANSLATOR" in message
+        if not ok or "chapter_7_translator" not in source or Path("runs").exists():
+            sys.exit(f"colab-check: chapter 8 in a fresh runtime failed otherwise than by offering the choice: {error!r}")
+        print("colab-check: chapter 8 in a fresh runtime stops at its translator cell and says:", message.splitlines()[0])
+        break
+else:
+    sys.exit("colab-check: chapter 8 in a fresh runtime ran to the end without chapter 7's translator")
+"""
+
+
+def check_fresh_runtime(python: Path, env: dict) -> None:
+    """Chapters 8 and 10 where a fresh Colab runtime has them: an empty folder, the installed library."""
+    with tempfile.TemporaryDirectory(prefix="fresh-runtime-") as folder:
+        for name in ("08_translating.ipynb", "10_performance.ipynb"):
+            (Path(folder) / name).write_bytes((ROOT / "student" / "chapters" / name).read_bytes())
+        script = Path(folder) / "fresh_chapter_8.ipy"
+        script.write_text(FRESH_CHAPTER_8)
+        reader = {key: value for key, value in env.items() if key != "BOOK_QUICK"}  # a reader's full settings
+        run(python.parent / "ipython", "--quick", "--no-banner", script.name, cwd=folder, env=reader)
+        script.unlink()
+        found = ("import benchmarks.throughput, benchmarks.time_to_quality, transformer_lib.course_files as c; "
+                 "assert 'site-packages' in benchmarks.throughput.__file__, benchmarks.throughput.__file__; "
+                 "print('colab-check: chapter 10 finds', c.course_file('benchmarks/time_to_quality.json'))")
+        run(python, "-c", found, cwd=folder, env=env)
+        run(python, "-m", "benchmarks.throughput", "--help", cwd=folder, env=env, capture_output=True)
+        run(python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
+            "-o", "addopts=", "-o", "pythonpath=", "--rootdir", folder, folder, cwd=folder, env=env)
+        print("colab-check: chapters 8 and 10 ran in a fresh folder (chapter 8 trained because quick mode asks it to).")
 
 
 if __name__ == "__main__":
