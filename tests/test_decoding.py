@@ -78,6 +78,18 @@ def test_beam_of_one_is_greedy(rng):
     np.testing.assert_array_equal(beam_search(model, source, beam_size=1, max_length=12), greedy_decode(model, source, 12))
 
 
+@pytest.mark.parametrize("bad", [-1, 50, 2**40], ids=["negative", "vocabulary size", "past int32"])
+@pytest.mark.parametrize("decode", [greedy_decode, beam_search], ids=["greedy", "beam"])
+def test_decoding_refuses_source_ids_outside_the_source_vocabulary(decode, bad, rng):
+    model = random_model()  # a source vocabulary of 50 ids
+    source = random_ids(rng, 2, 5, 50).astype("int64")
+    decode(model, source, max_length=4)  # now built: its first forward pass, which checks ids, is behind it
+    source[1, 2] = bad
+    with pytest.raises(ValueError, match=rf"source_ids include {bad}, outside this vocabulary of 50 ids \(0\.\.49\)"
+                                         r"\. Encode with the tokenizer"):
+        decode(model, source, max_length=4)
+
+
 def sequence_log_prob(model, source, tokens):
     decoder_input = np.array([[START_ID, *tokens[:-1]]], np.int32)
     log_probs = keras.ops.log_softmax(model((source, decoder_input), training=False), axis=-1)
@@ -178,6 +190,28 @@ def test_attention_weights_of_a_source_cut_to_max_length_end_with_the_end_token(
 def test_references_of_repeated_sources_are_grouped():
     sources, streams = group_references([("a", "x"), ("b", "y"), ("a", "z")])
     assert sources == ["a", "b"] and streams == [["x", "y"], ["z", None]]
+
+
+class NeverCalled:
+    def __call__(self, texts, beam_size=4, alpha=0.6):
+        raise AssertionError("pairs that are not (source, target) strings must be refused before translating")
+
+
+@pytest.mark.parametrize(
+    "pairs, error, message",
+    [
+        (["да", "не"], TypeError, r"item #0 is str 'да'.*list\(zip\(sources, references\)\)"),
+        ([("сто", "one hundred"), ("двести", 200)], TypeError, r"item #1 is tuple \('двести', 200\)"),
+        ([("сто", "one hundred", "extra")], TypeError, r"item #0 is tuple \('сто', 'one hundred', 'extra'\)"),
+        ("сто", TypeError, r"pairs must be a list of \(source, target\) pairs of strings.*; got str\."),
+        ({"сто": "one hundred"}, TypeError, r"got dict"),
+        ([], ValueError, r"needs at least one \(source, target\) pair"),
+    ],
+    ids=["plain strings", "a target that is not a string", "a triple", "one string", "a dict", "empty"],
+)
+def test_bleu_refuses_pairs_that_are_not_source_target_strings(pairs, error, message):
+    with pytest.raises(error, match=message):
+        evaluate_bleu(NeverCalled(), pairs, verbose=False)
 
 
 def test_bleu_is_sacrebleus_and_perfect_translations_score_100(tiny, record_property):

@@ -21,7 +21,12 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from transformer_lib._checks import require_max_length, require_non_negative_number, require_positive_int
+from transformer_lib._checks import (
+    check_token_ids,
+    require_max_length,
+    require_non_negative_number,
+    require_positive_int,
+)
 from transformer_lib.text_checks import as_text_list, main_script, warn_unusual_text
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
@@ -56,12 +61,16 @@ def _require_within_positions(model, max_length: int) -> None:
 
 
 def _check_decoding_inputs(model, source_ids, max_length) -> np.ndarray:
-    """The source ids as int32 `[batch, src_len]`, after checking what a decoding call was given."""
+    """The source ids as int32 `[batch, src_len]`, after checking what a decoding call was given.
+
+    The ids are checked here, in Python, because the compiled loop cannot: there a negative id reads
+    another token's embedding and one past the vocabulary fails deep inside the graph."""
     require_positive_int("max_length", max_length)
     _require_within_positions(model, max_length)
     source_ids = np.asarray(source_ids)
     if source_ids.ndim != 2 or not np.issubdtype(source_ids.dtype, np.integer):
         raise ValueError(f"source_ids must be int [batch, src_len], got {source_ids.dtype} of shape {source_ids.shape}.")
+    check_token_ids("source_ids", source_ids, model.hyperparameters["input_vocab_size"])  # before int32 could wrap them
     source_ids = source_ids.astype(np.int32)
     _ensure_built(model, source_ids)
     return source_ids

@@ -25,6 +25,21 @@ def group_references(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
     return sources, streams
 
 
+def _require_pairs(pairs) -> None:
+    """A clear error unless `pairs` is a non-empty sequence of (source, target) pairs of strings:
+    anything else would be unpacked wrongly (a two-letter string scores one letter against the other)."""
+    expected = "pairs must be a list of (source, target) pairs of strings, e.g. [('сто', 'one hundred')]"
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+        raise TypeError(f"{expected}; got {type(pairs).__name__}.")
+    if not pairs:
+        raise ValueError("evaluate_bleu needs at least one (source, target) pair; got an empty sequence.")
+    for index, item in enumerate(pairs):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(text, str) for text in item)):
+            hint = (": pair each source with its reference, e.g. list(zip(sources, references))"
+                    if isinstance(item, str) else "")
+            raise TypeError(f"{expected}; item #{index} is {type(item).__name__} {item!r:.80}{hint}.")
+
+
 def evaluate_bleu(translator, pairs: Sequence[tuple[str, str]], beam_size: int = 4, alpha: float = 0.6,
                   batch_size: int = 64, verbose: bool = True) -> dict:
     """Translate the sources of `pairs` and score them against the targets.
@@ -33,8 +48,7 @@ def evaluate_bleu(translator, pairs: Sequence[tuple[str, str]], beam_size: int =
         A dict with `bleu`, `chrf` (floats), `bleu_signature`, `chrf_signature`, `sentences`,
         `references` (counts), and the `sources`, `translations` and reference `streams`.
     """
-    if not pairs:
-        raise ValueError("evaluate_bleu needs at least one (source, target) pair.")
+    _require_pairs(pairs)
     sources, streams = group_references(pairs)
     translations = []
     for start in range(0, len(sources), batch_size):

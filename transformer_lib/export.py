@@ -98,6 +98,8 @@ def export_saved_model(translator: Translator, directory: str | Path) -> Path:
     to serve it: tokenization runs in the graph (tensorflow-text's SentencePiece op, with the very
     same models), then greedy decoding with the key/value cache.
 
+        import tensorflow_text  # registers the SentencePiece op: without it loading fails with
+                                # "Op type not registered 'SentencepieceOp'"
         reloaded = tf.saved_model.load(directory)
         reloaded.translate(tf.constant(["Я люблю читать книги."]))  # -> tf.string [batch]
 
@@ -107,6 +109,18 @@ def export_saved_model(translator: Translator, directory: str | Path) -> Path:
     directory = Path(directory)
     tf.saved_model.save(module, str(directory), signatures={"serving_default": module.translate})
     return directory
+
+
+# What Python's str.strip removes, as an RE2 class (RE2's \s is ASCII only): the Unicode separators
+# (\p{Z}: no-break, ideographic, em spaces, line and paragraph separators), the ASCII blanks with
+# the vertical tab, the information separators and NEL. tests/test_faults.py compares it with str.strip
+# on every code point.
+UNICODE_BLANKS = r"[\p{Z}\t\n\x0b\x0c\r\x1c-\x1f\x85]*"
+
+
+def is_blank(texts):
+    """bool `[batch]`: which strings `Translator` leaves untranslated (`not text.strip()`)."""
+    return tf.strings.regex_full_match(texts, UNICODE_BLANKS)
 
 
 class _ServingModule(tf.Module):
@@ -135,6 +149,5 @@ class _ServingModule(tf.Module):
         tokens = greedy_loop(self.model, source, self.max_length)
         tokens = tf.RaggedTensor.from_tensor(tokens, padding=PAD_ID)
         tokens = tf.ragged.boolean_mask(tokens, tokens != END_ID)
-        blank = tf.strings.length(tf.strings.strip(texts)) == 0
-        return tf.where(blank, "", self.target_tokenizer.detokenize(tokens))
+        return tf.where(is_blank(texts), "", self.target_tokenizer.detokenize(tokens))
 
