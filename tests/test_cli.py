@@ -49,7 +49,8 @@ def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
     assert len(main(["translate", "--model", str(out), "сто"])) == 1
 
 
-@pytest.mark.parametrize("option, value", [("--dropout", "1.5"), ("--label-smoothing", "-0.1"), ("--warmup-ratio", "1")])
+@pytest.mark.parametrize("option, value", [("--dropout", "1.5"), ("--label-smoothing", "-0.1"), ("--warmup-ratio", "1"),
+                                           ("--warmup-ratio", "0")])
 def test_rates_outside_0_1_are_rejected_by_the_parser(capsys, option, value):
     with pytest.raises(SystemExit):
         main(["train", option, value, "--out", "x"])

@@ -4,6 +4,7 @@ and nothing is silently dropped, mixed or lost. One test per guaranteed behaviou
 import io
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,40 @@ def test_text_that_cannot_be_in_the_source_language_is_translated_with_a_warning
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         translator(["сто один", "  ", "пять\tтысяч"], beam_size=1)  # real Russian: no warning
+
+
+# --- The exported SavedModel ---
+
+def test_the_saved_model_leaves_unicode_blanks_untranslated_as_the_translator_does(translator, tmp_path):
+    """Python's str.strip removes Unicode blanks, tf.strings.strip only ASCII ones: the untrained
+    model translates an empty source into words, so a blank missed by the graph shows."""
+    import tensorflow as tf
+
+    from transformer_lib.export import export_saved_model
+
+    blanks = ["\u00a0", "\u3000", "\u2003 \u00a0", "\u2028\x85\x1c", " \t\n"]
+    reloaded = tf.saved_model.load(str(export_saved_model(translator, tmp_path / "saved")))
+    served = reloaded.translate(tf.constant(blanks))
+    assert [text.decode("utf-8") for text in served.numpy()] == translator(blanks, beam_size=1) == [""] * 5
+
+
+def test_the_saved_models_blank_test_is_pythons_str_strip_on_every_code_point():
+    import tensorflow as tf
+
+    from transformer_lib.export import is_blank
+
+    characters = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]  # surrogates are not UTF-8
+    blank = is_blank(tf.constant(characters)).numpy()
+    assert [c for c, b in zip(characters, blank) if b != (not c.strip())] == []
+
+
+def test_the_saved_model_docstring_imports_tensorflow_text_before_loading():
+    """Without it a fresh process fails with "Op type not registered 'SentencepieceOp'"."""
+    from transformer_lib.export import export_saved_model
+
+    doc = export_saved_model.__doc__
+    loads = doc.index("tf.saved_model.load(")
+    assert "import tensorflow_text" in doc[:loads], doc
 
 
 # --- A saved translator's files ---
@@ -352,3 +387,111 @@ def test_invalid_utf8_on_stdin_loses_no_line(trained_tiny, monkeypatch, capsys):
 def test_a_split_missing_from_the_offline_copy_is_named(monkeypatch):
     with pytest.raises(tl.CorpusUnavailableError, match=r"has no 'train' split \(it holds: test, validation\)"):
         tl.load_parallel_corpus("ted_hrlr/pt_to_en", "train")
+
+
+# --- A run's directory: checkpoints without their index file, one run at a time, whole records ---
+
+def test_resume_finds_the_checkpoints_when_their_index_file_is_gone(tokenizers, tmp_path):
+    _, first = small_run(tokenizers, tmp_path, epochs=2)
+    (tmp_path / "checkpoint").unlink()  # TensorFlow's index of the checkpoints, lost or not copied
+    with pytest.warns(UserWarning, match=r"index file .*checkpoint is missing; rebuilt it from ckpt-1, ckpt-2"):
+        _, history = small_run(tokenizers, tmp_path, epochs=3)
+    assert history["epoch"] == [1, 2, 3]
+    assert history["seconds"][:2] == first["seconds"]  # the two epochs were resumed, not trained again
+
+
+def test_a_run_without_its_index_file_still_has_its_settings_compared(finished_run, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    (out / "checkpoints" / "checkpoint").unlink()
+    with pytest.raises(ValueError, match="holds a run trained with other settings .*seed=0 before, 1 now"):
+        train_translator(out, epochs=3, **{**RUN, "seed": 1})
+
+
+HOLD_LOCK = """
+import fcntl, os, sys
+handle = open(sys.argv[1], "a+")
+fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+handle.truncate(0)
+handle.write(f"{os.getpid()}\\nanother training run\\n")
+handle.flush()
+print("locked", flush=True)
+sys.stdin.read()  # held until the test closes stdin
+"""
+
+
+def test_a_second_run_into_the_same_directory_is_refused_at_once_naming_the_holder(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / ".lock")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(RuntimeError, match=rf"in use by another training run \(pid {holder.pid}: another "
+                                               r"training run\).* wait for it to finish"):
+            train_translator(out, epochs=1, **RUN)
+    finally:
+        holder.communicate("", timeout=60)
+    assert not (out / "checkpoints").exists()  # refused before anything was written
+
+
+def test_the_run_lock_is_held_released_and_taken_over_from_a_dead_process(tmp_path):
+    from transformer_lib.run_lock import RunInUseError, run_lock
+
+    (tmp_path / ".lock").write_text("999999999\na run that crashed\n")  # stale: its process is gone
+    with run_lock(tmp_path):
+        assert (tmp_path / ".lock").read_text().split("\n")[0] == str(os.getpid())
+        with pytest.raises(RunInUseError, match=f"pid {os.getpid()}"):
+            with run_lock(tmp_path):
+                pass
+    assert not (tmp_path / ".lock").exists()  # a finished run leaves no lock file behind
+    with pytest.raises(KeyError):
+        with run_lock(tmp_path):
+            raise KeyError("an error inside the run")
+    with run_lock(tmp_path):  # released after the error too
+        pass
+
+
+def test_train_holds_the_lock_of_its_checkpoint_dir(tokenizers, tmp_path):
+    from transformer_lib.run_lock import RunInUseError, run_lock
+
+    with run_lock(tmp_path):
+        with pytest.raises(RunInUseError, match=f"pid {os.getpid()}"):
+            small_run(tokenizers, tmp_path, epochs=1)
+    assert not (tmp_path / "ckpt-1.index").exists()
+
+
+def test_a_record_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    from transformer_lib.checkpoints import write_history
+    from transformer_lib.json_records import write_json
+
+    path = tmp_path / "history.json"
+    write_json(path, {"epoch": [1]})
+    with pytest.raises(TypeError):
+        write_json(path, {"epoch": [1, 2], "model": object()})  # cannot be serialised
+    assert json.loads(path.read_text()) == {"epoch": [1]}
+
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("os.replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        write_history(tmp_path, {"epoch": [1, 2]})
+    assert json.loads(path.read_text()) == {"epoch": [1]}
+    assert [p.name for p in tmp_path.iterdir()] == ["history.json"]  # no temporary file left behind
+
+
+def test_a_damaged_history_names_the_file_and_what_to_do(tmp_path):
+    from transformer_lib.checkpoints import read_history
+
+    (tmp_path / "history.json").write_text('{"epoch": [1, 2')
+    with pytest.raises(ValueError, match=r"history.json is damaged \(not valid JSON.*\).* restore it"):
+        read_history(tmp_path, 2, {"epoch": [], "loss": []})
+
+
+def test_a_damaged_training_record_names_the_file_and_what_to_do(finished_run, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    (out / "training.json").write_text('{"history": ')
+    with pytest.raises(ValueError, match=r"training.json is damaged .* delete it"):
+        train_translator(out, epochs=2, **RUN)

@@ -61,6 +61,12 @@ def rate(text: str) -> float:
     return _within(value, value < 1, "a number in [0, 1)", text)
 
 
+def share(text: str) -> float:
+    """argparse type: a share in (0, 1)."""
+    value = rate(text)
+    return _within(value, value > 0, "a share above 0 (0.05: 5%)", text)
+
+
 def growth(text: str) -> float:
     """argparse type: a factor >= 1."""
     value = non_negative_float(text)
@@ -109,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--max-length", type=sequence_length, default=None, help="longest sentence in tokens")
     train.add_argument("--warmup-steps", type=positive_int, default=None,
                        help="learning-rate warm-up in steps (default: %s)" % RECIPE.warmup_steps)
-    train.add_argument("--warmup-ratio", type=rate, default=None,
+    train.add_argument("--warmup-ratio", type=share, default=None,
                        help="warm-up as a share of the run's steps, instead of --warmup-steps")
     train.add_argument("--peak-rate", type=learning_rate, default=None,
                        help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
@@ -207,10 +213,11 @@ def main(argv: list[str] | None = None):
     parser = build_parser()
     args = parser.parse_args(argv)
     from transformer_lib.corpora import CorpusUnavailableError
+    from transformer_lib.run_lock import RunInUseError
 
     try:
         return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)
-    except (ValueError, OSError, CorpusUnavailableError) as error:  # a user's fault: a message, no traceback
+    except (ValueError, OSError, CorpusUnavailableError, RunInUseError) as error:  # a user's fault: a message, no traceback
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
 
 

@@ -22,6 +22,12 @@ def require_rate(name: str, value) -> None:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
 
 
+def require_share(name: str, value) -> None:
+    """Raise a ValueError unless `value` is a share strictly between 0 and 1 (0 or all of it would be no share)."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a share of the run in (0, 1), e.g. 0.05 for 5% of its updates; got {value!r}.")
+
+
 def require_non_negative_number(name: str, value) -> None:
     """Raise a ValueError unless `value` is a finite real number >= 0 (bools are not accepted)."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value < 0:

@@ -3,12 +3,12 @@ and a resume that survives a damaged checkpoint."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 
 import tensorflow as tf
 
+from transformer_lib.json_records import read_json, write_json
 from transformer_lib.selection import keep_epoch_weights
 
 
@@ -29,6 +29,7 @@ def resume(checkpoint: tf.train.Checkpoint, directory: Path, max_to_keep: int, e
            verbose: int = 1) -> tuple[tf.train.CheckpointManager, dict]:
     """A manager that saves into `directory`, after restoring its newest intact checkpoint (if any);
     and the history of the epochs restored (`empty_history` when starting afresh)."""
+    rebuild_missing_index(directory)
     manager = tf.train.CheckpointManager(checkpoint, str(directory), max_to_keep=max_to_keep)
     resumed = restore_newest_intact(checkpoint, manager)
     if not resumed:
@@ -54,9 +55,7 @@ HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every ep
 
 def write_history(checkpoint_dir: Path, history: dict) -> None:
     """Replace the history file in one step, so a crash never leaves half of it."""
-    partial = checkpoint_dir / (HISTORY_FILE + ".partial")
-    partial.write_text(json.dumps(history) + "\n")
-    partial.replace(checkpoint_dir / HISTORY_FILE)
+    write_json(checkpoint_dir / HISTORY_FILE, history)
 
 
 def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[str, list[float]]:
@@ -65,7 +64,8 @@ def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[st
     path = checkpoint_dir / HISTORY_FILE
     if not path.is_file():
         return empty
-    saved = json.loads(path.read_text())
+    saved = read_json(path, "restore it from a copy of the run, or delete the checkpoint folder to start afresh "
+                            "(its checkpoints' history is lost with it).")
     kept = sum(1 for e in saved["epoch"] if e <= epochs_done)
     missing = [name for name in empty if len(saved.get(name, [])) < kept]
     if missing:
@@ -73,6 +73,34 @@ def read_history(checkpoint_dir: Path, epochs_done: int, empty: dict) -> dict[st
                          "it was trained without that validation or score. Resume it as it was trained, or start "
                          "afresh in another checkpoint_dir.")
     return {name: saved[name][:kept] for name in empty}
+
+
+INDEX_FILE = "checkpoint"  # TensorFlow's index of the checkpoints in a folder: which exist, which is newest
+
+
+def saved_checkpoints(directory: Path) -> list[str]:
+    """The checkpoints in `directory`, oldest first, found by their own files (`ckpt-N.index`), so
+    they are found even when TensorFlow's index file is missing."""
+    numbered = {}
+    for index in Path(directory).glob("ckpt-*.index"):
+        number = index.name.removeprefix("ckpt-").removesuffix(".index")
+        if number.isdigit():
+            numbered[int(number)] = str(index.with_suffix(""))
+    return [numbered[number] for number in sorted(numbered)]
+
+
+def rebuild_missing_index(directory: Path) -> None:
+    """Write TensorFlow's index file again if it is missing (lost, or not copied) while checkpoints
+    are there: without it the run would start afresh and overwrite them."""
+    found = saved_checkpoints(directory)
+    if not found or (Path(directory) / INDEX_FILE).is_file():
+        return
+    names = [Path(path).name for path in found]  # relative, so the folder can still be moved
+    written = [Path(path + ".index").stat().st_mtime for path in found]  # without times the manager ignores them
+    tf.compat.v1.train.update_checkpoint_state(str(directory), names[-1], all_model_checkpoint_paths=names,
+                                               all_model_checkpoint_timestamps=written)
+    warnings.warn(f"The index file {Path(directory) / INDEX_FILE} is missing; rebuilt it from {', '.join(names)}.",
+                  stacklevel=4)  # the caller of train
 
 
 def restore_newest_intact(checkpoint: tf.train.Checkpoint, manager: tf.train.CheckpointManager) -> str | None:

@@ -8,13 +8,11 @@ translator's files (`export.save_translator`) and `training.json`, the record of
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import time
 from pathlib import Path
 
 import keras
-import tensorflow as tf
 
 from transformer_lib._checks import (
     require_growth,
@@ -22,14 +20,18 @@ from transformer_lib._checks import (
     require_max_length,
     require_positive_int,
     require_rate,
+    require_share,
 )
+from transformer_lib.checkpoints import saved_checkpoints
 from transformer_lib.corpora import load_parallel_corpus
 from transformer_lib.data import make_batches, train_tokenizers
 from transformer_lib.decoding import Translator
 from transformer_lib.export import FILES, save_translator
+from transformer_lib.json_records import read_json, write_json
 from transformer_lib.machine import describe_machine
 from transformer_lib.model import Transformer, require_preset
 from transformer_lib.objective import make_optimizer
+from transformer_lib.run_lock import run_lock
 from transformer_lib.selection import bleu_score, select_weights
 from transformer_lib.splits import SCHEME
 from transformer_lib.training import train
@@ -92,7 +94,7 @@ class Recipe:
         if self.warmup_steps is not None:
             require_positive_int("warmup_steps", self.warmup_steps)
         else:
-            require_rate("warmup_ratio", self.warmup_ratio)
+            require_share("warmup_ratio", self.warmup_ratio)
         if self.peak_rate is not None:
             require_learning_rate("peak_rate", self.peak_rate)
         require_growth("bucket_growth", self.bucket_growth)
@@ -158,12 +160,21 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
     and a summary to `out/training.json`: the recipe, the machine, the training time, the history
     of every epoch and the choice of weights. `verbose`: 1 a progress bar, 2 one line per epoch
     (for a log file), 0 nothing. `xla` compiles the training step. For mixed precision, set the
-    Keras policy to "mixed_float16" before calling.
+    Keras policy to "mixed_float16" before calling. One run at a time in `out`: a second call
+    while one works there is refused at once, naming the process that holds it (`run_lock`).
     """
     recipe = (recipe or Recipe()).replace(**changes)
     settings = {**{name: value for name, value in recipe.to_dict().items() if name not in Recipe.NOT_SHAPING},
                 "splits": SCHEME, "precision": keras.mixed_precision.global_policy().name}
-    out = _prepare_run(Path(out), settings, restart)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
+    with run_lock(out):
+        return _train_run(_prepare_run(out, settings, restart), recipe, settings, xla, verbose)
+
+
+def _train_run(out: Path, recipe: Recipe, settings: dict, xla: bool, verbose: int) -> dict:
+    """`train_translator`'s work, in a run directory it holds and has checked."""
     finished = _finished_record(out, recipe.epochs)
     if finished is not None:
         return finished  # nothing left to train: neither tokenizers nor model are made again
@@ -188,7 +199,7 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
     summary = {**settings, "epochs": recipe.epochs, "average_last": recipe.average_last, "warmup": recipe.warmup(steps),
                "train_seconds": round(sum(history["seconds"]), 1), "train_seconds_this_run": round(seconds, 1),
                "machine": describe_machine(), "history": history, "weights": choice}
-    (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_json(out / RECORD_FILE, summary, indent=2)
     if verbose:
         print(f"Saved the translator ({choice['chosen']}) to {out} after {seconds / 60:.1f} min of training.")
     return summary
@@ -205,14 +216,15 @@ def training_data(recipe: Recipe, val_pairs, verbose: bool = True):
 
 
 SETTINGS_FILE = "settings.json"  # in out/checkpoints: what the checkpoints were trained with
+RECORD_FILE = "training.json"  # in out: the record of a finished run
 
 
 def _finished_record(out: Path, epochs: int) -> dict | None:
     """The record of the run in `out` if it has trained `epochs` epochs (or more) and saved its translator."""
-    record = out / "training.json"
+    record = out / RECORD_FILE
     if not (record.is_file() and all((out / name).is_file() for name in FILES)):
         return None
-    earlier = json.loads(record.read_text())
+    earlier = read_json(record, "delete it: the run then resumes from its checkpoints and writes its record again.")
     done = earlier["history"]["epoch"]
     return earlier if done and done[-1] >= epochs else None
 
@@ -220,15 +232,14 @@ def _finished_record(out: Path, epochs: int) -> dict | None:
 def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
     """Compare a run's settings (its recipe checked them) with the run in `out` that a call would
     resume, before any long work; `restart` deletes that run instead."""
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
     checkpoints = out / "checkpoints"
     if restart:
         shutil.rmtree(checkpoints, ignore_errors=True)
-        (out / "training.json").unlink(missing_ok=True)
+        (out / RECORD_FILE).unlink(missing_ok=True)
     saved = checkpoints / SETTINGS_FILE
-    if saved.is_file() and tf.train.latest_checkpoint(str(checkpoints)):
-        before = json.loads(saved.read_text())
+    if saved.is_file() and saved_checkpoints(checkpoints):  # found even without TensorFlow's index file
+        before = read_json(saved, "restore it from a copy of the run, or pass restart=True (--restart) to delete "
+                                  "that run and start afresh.")
         changed = [f"{name}={before.get(name)!r} before, {value!r} now" for name, value in settings.items()
                    if before.get(name) != value]
         if changed:
@@ -238,5 +249,5 @@ def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
                 "that run and start afresh."
             )
     checkpoints.mkdir(parents=True, exist_ok=True)
-    saved.write_text(json.dumps(settings, indent=2) + "\n")
+    write_json(saved, settings, indent=2)
     return out

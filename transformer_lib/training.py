@@ -21,6 +21,7 @@ from keras import ops
 from transformer_lib._checks import require_positive_int
 from transformer_lib.checkpoints import make_checkpoint, resume, save_epoch
 from transformer_lib.objective import make_optimizer, masked_accuracy, masked_loss, real_tokens
+from transformer_lib.run_lock import run_lock
 
 
 def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=None):
@@ -79,7 +80,8 @@ def train(
         label_smoothing: eps_ls of §5.4.
         checkpoint_dir: a checkpoint after every epoch (the last `max_to_keep` kept); a later
             call with the same folder resumes exactly (see `checkpoints.make_checkpoint`), from the
-            newest checkpoint that reads back whole.
+            newest checkpoint that reads back whole. One run at a time: a second `train` into the
+            folder while this one works there is refused (`run_lock`).
         keep_weights: keep the weights of the last `keep_weights` epochs and of the best one in
             `checkpoint_dir/weights`, for `selection.select_weights`.
         score: `score(model) -> float`, higher is better (e.g. `selection.bleu_score`): after each
@@ -102,31 +104,32 @@ def train(
         raise ValueError("keep_weights and score judge epochs on val_ds (and keep_weights writes into "
                          "checkpoint_dir): give those too, or leave keep_weights and score out.")
     steps = _known_length(train_ds)
-    strategy = strategy or tf.distribute.get_strategy()
-    optimizer = _prepared_optimizer(model, optimizer, strategy)
-    epoch, iterator, checkpoint = _training_state(model, optimizer, train_ds, strategy)
-    validation = ("val_loss", "val_accuracy", *(("val_score",) if score else ())) if val_ds is not None else ()
-    history = {name: [] for name in ("epoch", "loss", "accuracy", "seconds", *validation)}
-    manager = None
-    if checkpoint_dir is not None:
-        manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
-    update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
-    while int(epoch.numpy()) < epochs:
-        if verbose == 1:
-            print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
-        results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose == 1)
-        if "val_score" in history:
-            results["val_score"] = float(score(model))
+    with run_lock(checkpoint_dir):  # None: a run that saves nothing locks nothing
+        strategy = strategy or tf.distribute.get_strategy()
+        optimizer = _prepared_optimizer(model, optimizer, strategy)
+        epoch, iterator, checkpoint = _training_state(model, optimizer, train_ds, strategy)
+        validation = ("val_loss", "val_accuracy", *(("val_score",) if score else ())) if val_ds is not None else ()
+        history = {name: [] for name in ("epoch", "loss", "accuracy", "seconds", *validation)}
+        manager = None
+        if checkpoint_dir is not None:
+            manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
+        update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
+        while int(epoch.numpy()) < epochs:
             if verbose == 1:
-                print(f"  val_score {results['val_score']:.2f}")
-        if verbose == 2:
-            print(epoch_line(int(epoch.numpy()) + 1, epochs, steps, results), flush=True)
-        for name, value in {"epoch": int(epoch.numpy()) + 1, **results}.items():
-            history[name].append(value)
-        epoch.assign_add(1)
-        if manager is not None:
-            save_epoch(manager, model, history, keep_weights)
-    return history
+                print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
+            results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose == 1)
+            if "val_score" in history:
+                results["val_score"] = float(score(model))
+                if verbose == 1:
+                    print(f"  val_score {results['val_score']:.2f}")
+            if verbose == 2:
+                print(epoch_line(int(epoch.numpy()) + 1, epochs, steps, results), flush=True)
+            for name, value in {"epoch": int(epoch.numpy()) + 1, **results}.items():
+                history[name].append(value)
+            epoch.assign_add(1)
+            if manager is not None:
+                save_epoch(manager, model, history, keep_weights)
+        return history
 
 
 def _training_state(model, optimizer, train_ds, strategy):

@@ -96,5 +96,5 @@ def save_copy(run_dir, folder) -> Path:
     target = Path(folder) / run_dir.name
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("checkpoints"))  # the translator, not the resume state
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("checkpoints", ".lock"))  # the translator, not the resume state
     return target
