@@ -22,6 +22,7 @@ import tensorflow as tf
 from transformer_lib._checks import require_max_length
 from transformer_lib._version import __version__
 from transformer_lib.decoding import Translator, greedy_loop
+from transformer_lib.json_records import write_json
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
 FILES = ("model.keras", "source.model", "target.model", "translator.json")
@@ -37,7 +38,7 @@ def save_translator(translator: Translator, directory: str | Path) -> Path:
     settings = {"max_length": translator.max_length, "transformer_lib": __version__,
                 "source_sha256": _fingerprint(translator.source_tokenizer),
                 "target_sha256": _fingerprint(translator.target_tokenizer)}
-    (directory / "translator.json").write_text(json.dumps(settings, indent=2) + "\n")
+    write_json(directory / "translator.json", settings, indent=2)  # whole or not at all
     return directory
 
 

@@ -169,40 +169,36 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
-    with run_lock(out):
-        return _train_run(_prepare_run(out, settings, restart), recipe, settings, xla, verbose)
-
-
-def _train_run(out: Path, recipe: Recipe, settings: dict, xla: bool, verbose: int) -> dict:
-    """`train_translator`'s work, in a run directory it holds and has checked."""
-    finished = _finished_record(out, recipe.epochs)
-    if finished is not None:
-        return finished  # nothing left to train: neither tokenizers nor model are made again
-    keras.utils.set_random_seed(recipe.seed)
-    val_pairs = load_parallel_corpus(recipe.corpus, "validation")
-    tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=bool(verbose))
-    model = recipe.model(tokenizers)
-    steps = int(train_ds.cardinality()) * recipe.epochs
-    if verbose:
-        print(f"{recipe.corpus}: preset {recipe.preset}; {steps:,} steps, warm-up {recipe.warmup(steps)}; "
-              f"{describe_machine()}")
-    start = time.perf_counter()
-    history = train(model, train_ds, val_ds, epochs=recipe.epochs,
-                    optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
-                    label_smoothing=recipe.label_smoothing, checkpoint_dir=out / "checkpoints",
-                    keep_weights=recipe.average_last, score=bleu_score(tokenizers, val_pairs, recipe.max_length),
-                    jit_compile=xla, verbose=verbose)
-    seconds = time.perf_counter() - start
-    choice = select_weights(model, out / "checkpoints", bleu_score(tokenizers, val_pairs, recipe.max_length, beam_size=4),
-                            recipe.average_last, verbose=bool(verbose))
-    save_translator(Translator(model, *tokenizers, max_length=recipe.max_length), out)
-    summary = {**settings, "epochs": recipe.epochs, "average_last": recipe.average_last, "warmup": recipe.warmup(steps),
-               "train_seconds": round(sum(history["seconds"]), 1), "train_seconds_this_run": round(seconds, 1),
-               "machine": describe_machine(), "history": history, "weights": choice}
-    write_json(out / RECORD_FILE, summary, indent=2)
-    if verbose:
-        print(f"Saved the translator ({choice['chosen']}) to {out} after {seconds / 60:.1f} min of training.")
-    return summary
+    with run_lock(out):  # one run at a time in `out`
+        out = _prepare_run(out, settings, restart)
+        finished = _finished_record(out, recipe.epochs)
+        if finished is not None:
+            return finished  # nothing left to train: neither tokenizers nor model are made again
+        keras.utils.set_random_seed(recipe.seed)
+        val_pairs = load_parallel_corpus(recipe.corpus, "validation")
+        tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=bool(verbose))
+        model = recipe.model(tokenizers)
+        steps = int(train_ds.cardinality()) * recipe.epochs
+        if verbose:
+            print(f"{recipe.corpus}: preset {recipe.preset}; {steps:,} steps, warm-up {recipe.warmup(steps)}; "
+                  f"{describe_machine()}")
+        start = time.perf_counter()
+        history = train(model, train_ds, val_ds, epochs=recipe.epochs,
+                        optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
+                        label_smoothing=recipe.label_smoothing, checkpoint_dir=out / "checkpoints",
+                        keep_weights=recipe.average_last, score=bleu_score(tokenizers, val_pairs, recipe.max_length),
+                        jit_compile=xla, verbose=verbose)
+        seconds = time.perf_counter() - start
+        choice = select_weights(model, out / "checkpoints", bleu_score(tokenizers, val_pairs, recipe.max_length, beam_size=4),
+                                recipe.average_last, verbose=bool(verbose))
+        save_translator(Translator(model, *tokenizers, max_length=recipe.max_length), out)
+        summary = {**settings, "epochs": recipe.epochs, "average_last": recipe.average_last, "warmup": recipe.warmup(steps),
+                   "train_seconds": round(sum(history["seconds"]), 1), "train_seconds_this_run": round(seconds, 1),
+                   "machine": describe_machine(), "history": history, "weights": choice}
+        write_json(out / RECORD_FILE, summary, indent=2)
+        if verbose:
+            print(f"Saved the translator ({choice['chosen']}) to {out} after {seconds / 60:.1f} min of training.")
+        return summary
 
 
 def training_data(recipe: Recipe, val_pairs, verbose: bool = True):
