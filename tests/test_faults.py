@@ -347,8 +347,9 @@ def test_sizes_that_cannot_work_are_refused_by_the_library():
      (["train", "--max-length", "2"], "--max-length: 2 leaves no room for a token"),
      (["translate", "--model", "m", "--beam-size", "1.5", "x"], "--beam-size: expected a whole number >= 1, got '1.5'"),
      (["translate", "--model", "m", "--alpha", "nan", "x"], "--alpha: expected a finite number >= 0, got nan"),
-     (["evaluate", "--model", "m", "--limit", "-500"], "--limit: expected a whole number >= 1, got -500")],
-    ids=["batch tokens 0", "vocab size 0", "max length 2", "beam size 1.5", "alpha nan", "limit -500"],
+     (["evaluate", "--model", "m", "--limit", "-500"], "--limit: expected a whole number >= 1, got -500"),
+     (["train", "--vocab-size", "3000000000"], "--vocab-size: expected a size <= 2,147,483,647 (sentencepiece's")],
+    ids=["batch tokens 0", "vocab size 0", "max length 2", "beam size 1.5", "alpha nan", "limit -500", "vocab size 3e9"],
 )
 def test_the_command_line_refuses_bad_numbers_before_any_work(argv, message, tmp_path, capsys):
     if argv[0] == "train":
@@ -379,6 +380,14 @@ def test_invalid_utf8_on_stdin_loses_no_line(trained_tiny, monkeypatch, capsys):
     with pytest.warns(UserWarning, match="stdin line 2 is not valid UTF-8"), \
             pytest.warns(UserWarning, match=r"1 sentence\(s\) have no Cyrillic letter \(first: #1"):
         translations = main(["translate", "--model", str(trained_tiny), "--beam-size", "1"])
+    assert len(translations) == 3 and translations[0] == "one hundred" and translations[2] == "two"
+    assert capsys.readouterr().out.splitlines() == translations
+
+
+def test_invalid_utf8_on_the_command_line_is_read_like_stdin(trained_tiny, capsys):
+    bad = os.fsdecode(b"\xff\xfe bad")  # what Python makes of undecodable bytes in sys.argv
+    with pytest.warns(UserWarning, match="argument 2 is not valid UTF-8"):
+        translations = main(["translate", "--model", str(trained_tiny), "--beam-size", "1", "сто", bad, "два"])
     assert len(translations) == 3 and translations[0] == "one hundred" and translations[2] == "two"
     assert capsys.readouterr().out.splitlines() == translations
 
@@ -495,3 +504,160 @@ def test_a_damaged_training_record_names_the_file_and_what_to_do(finished_run, t
     (out / "training.json").write_text('{"history": ')
     with pytest.raises(ValueError, match=r"training.json is damaged .* delete it"):
         train_translator(out, epochs=2, **RUN)
+
+
+def test_a_run_without_its_settings_file_is_checked_against_its_record(finished_run, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    (out / "checkpoints" / "settings.json").unlink()
+    with pytest.raises(ValueError, match="holds a run trained with other settings .*seed=0 before, 1 now"):
+        train_translator(out, epochs=3, **{**RUN, "seed": 1})
+    with pytest.warns(UserWarning, match=r"settings.json is missing; the run's settings were read from its record"):
+        summary = train_translator(out, epochs=3, **RUN)
+    assert summary["history"]["epoch"] == [1, 2, 3]
+    assert json.loads((out / "checkpoints" / "settings.json").read_text())["seed"] == 0
+
+
+def test_a_run_without_settings_file_or_record_is_not_resumed(finished_run, tmp_path):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    (out / "checkpoints" / "settings.json").unlink()
+    (out / "training.json").unlink()
+    with pytest.raises(ValueError, match=r"holds checkpoints but not settings.json.* could mix two runs\. Restore "
+                                         r"settings.json from a copy of the run, or pass restart=True"):
+        train_translator(out, epochs=3, **RUN)
+    assert not (out / "checkpoints" / "ckpt-3.index").exists()
+
+
+def kept_weights_run(tokenizers, directory, epochs, scores=(1.0, 3.0, 2.0, 0.5)):
+    """A tiny run that keeps its epochs' weights; the scores make epoch 2 the best."""
+    keras.utils.set_random_seed(5)
+    batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers, batch_tokens=512,
+                              max_length=24, seed=1, verbose=False)
+    model = tl.Transformer(1, 32, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+    done = json.loads((directory / "history.json").read_text())["epoch"] if (directory / "history.json").exists() else []
+    score = iter(scores[len(done):])
+    history = train(model, batches, batches, epochs=epochs, optimizer=make_optimizer(32, 50), checkpoint_dir=directory,
+                    keep_weights=3, score=lambda model: next(score), verbose=0)
+    return model, history
+
+
+def test_lost_kept_weights_are_written_again_from_what_is_intact(tokenizers, tmp_path):
+    kept_weights_run(tokenizers, tmp_path, epochs=3)
+    weights = tmp_path / "weights"
+    best_before = weights.joinpath("epoch-002.weights.h5").read_bytes()
+    (weights / "epoch-003.weights.h5").unlink()
+    (weights / "best.weights.h5").write_bytes(best_before[:200])  # truncated
+    (weights / "epoch-001.weights.h5").write_bytes(b"")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, history = kept_weights_run(tokenizers, tmp_path, epochs=4)
+    said = "\n".join(str(w.message) for w in caught)
+    assert "epoch-001.weights.h5 was damaged; removed it" in said
+    assert "epoch-003.weights.h5 was missing; wrote it again from the checkpoint of epoch 3" in said
+    assert "best.weights.h5 was missing or damaged; copied it again from epoch 2's weights" in said
+    assert history["epoch"] == [1, 2, 3, 4]
+    assert tl.selection.kept_epochs(tmp_path) == [2, 3, 4]
+    choice = tl.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
+    assert set(choice["scores"]) == {"last (epoch 4)", "best", "average of epochs 2-4"}
+
+
+def test_lost_best_weights_without_a_copy_are_refused_before_training(tokenizers, tmp_path):
+    kept_weights_run(tokenizers, tmp_path, epochs=3)
+    (tmp_path / "weights" / "best.weights.h5").unlink()
+    (tmp_path / "weights" / "epoch-002.weights.h5").unlink()  # the best epoch's own file
+    with pytest.raises(ValueError, match=r"best.weights.h5 is missing or damaged and the best epoch \(2\) has no other "
+                                         r"copy.* Restore best.weights.h5 from a copy of the run, or start afresh"):
+        kept_weights_run(tokenizers, tmp_path, epochs=4)
+    assert not (tmp_path / "ckpt-4.index").exists()
+
+
+def test_choosing_weights_from_a_damaged_file_names_it(tokenizers, tmp_path):
+    model, _ = kept_weights_run(tokenizers, tmp_path, epochs=3)
+    (tmp_path / "weights" / "epoch-003.weights.h5").write_bytes(b"\x89HDF")
+    with pytest.raises(ValueError, match=r"epoch-003.weights.h5 is missing or damaged\. Run train with this "
+                                         r"checkpoint folder again"):
+        tl.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
+
+
+# --- Limits from memory, checked before the work ---
+
+def test_a_beam_too_wide_for_the_memory_is_refused_with_the_widest_that_fits(translator, monkeypatch):
+    monkeypatch.setattr("transformer_lib.memory.available_bytes", lambda: 8 * 2**30)
+    with pytest.raises(ValueError, match=r"beam_size=1,000,000 for 1 sentence\(s\) and max_length=\d+ would need about "
+                                         r"[\d,.]+ GB of memory, and about 7.2 GB is free for it: use beam_size <= ") as error:
+        translator("сто", beam_size=10**6)
+    widest = int(str(error.value).rsplit("<= ", 1)[1].rstrip(".").replace(",", ""))
+    # a tiny model's hypothesis carries tens of kilobytes (its caches and a row of scores): ~10^5 fit in 7 GB
+    assert 10**4 < widest < 10**6
+
+
+def test_a_beam_that_no_machine_holds_is_refused_by_the_command_line(trained_tiny, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["translate", "--model", str(trained_tiny), "--beam-size", str(10**9), "сто"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "translate: error: beam_size=1,000,000,000 for 1 sentence(s)" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(max_length=10**6), r"max_length=1,000,000 with preset 'tiny' would need about .* use max_length <= [\d,]+\."),
+    (dict(batch_tokens=10**12), r"batch_tokens=1,000,000,000,000 with preset 'tiny' and max_length=24 would need .* "
+                                r"use batch_tokens <= [\d,]+\."),
+], ids=["max length", "batch tokens"])
+def test_a_run_too_big_for_the_memory_is_refused_before_any_work(change, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        train_translator(tmp_path / "out", epochs=1, **{**RUN, **change})
+    assert not (tmp_path / "out").exists()
+
+
+# --- Telling the user: a finished run, Ctrl-C, a full disk ---
+
+CLI_RUN = ["train", "--corpus", "synthetic", "--preset", "tiny", "--vocab-size", "400", "--batch-tokens", "4096",
+           "--max-length", "24", "--warmup-steps", "50"]
+
+
+@pytest.mark.parametrize("epochs, said", [(2, "finished run of 2 epochs and its translator. Ask for more epochs"),
+                                          (1, "finished run of 2 epochs and its translator (asked for 1: a finished "
+                                              "run is not cut short)")])
+def test_a_finished_run_says_there_is_nothing_to_train(finished_run, tmp_path, capsys, epochs, said):
+    out = tmp_path / "copy"
+    shutil.copytree(finished_run[0], out)
+    record = main([*CLI_RUN, "--epochs", str(epochs), "--out", str(out)])
+    assert record["history"]["epoch"] == [1, 2]
+    assert f"Nothing to train: {out} holds a {said}" in capsys.readouterr().out
+
+
+def test_ctrl_c_ends_training_with_one_line_saying_how_to_resume(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("transformer_lib.recipe.train", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        main([*CLI_RUN, "--epochs", "1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 130 and len(err.splitlines()) == 1
+    assert err == (f"python -m transformer_lib train: interrupted. Run the same command again to resume from the last "
+                   f"finished epoch (checkpoints in {tmp_path / 'out' / 'checkpoints'}).")
+    assert not (tmp_path / "out" / ".lock").exists()
+
+
+@pytest.mark.parametrize("where", ["checkpoint", "weights"])
+def test_a_full_disk_while_saving_an_epoch_is_one_line_saying_what_to_do(tmp_path, monkeypatch, capsys, where):
+    import tensorflow as tf
+
+    def checkpoint_full(*args, **kwargs):
+        raise tf.errors.UnknownError(None, None, "ckpt-1_temp/part-00000-of-00001.data: No space left on device")
+
+    def weights_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    if where == "checkpoint":
+        monkeypatch.setattr(tf.train.CheckpointManager, "save", checkpoint_full)
+    else:
+        monkeypatch.setattr(keras.Model, "save_weights", weights_full)
+    with pytest.raises(SystemExit) as stop:
+        main([*CLI_RUN, "--epochs", "1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "No space left on the disk while saving epoch 1 in" in err and "run the same training again" in err

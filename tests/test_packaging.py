@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DISTRIBUTION = {"sentencepiece": "sentencepiece", "sacrebleu": "sacrebleu", "tensorflow": "tensorflow",
-                "keras": "keras", "numpy": "numpy"}
+                "keras": "keras", "numpy": "numpy", "h5py": "h5py"}
 
 
 def top_level_imports(path: Path) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -28,6 +29,14 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
     return value
+
+
+def vocab_size(text: str) -> int:
+    """argparse type: a vocabulary size sentencepiece can be asked for."""
+    from transformer_lib.tokenizer import MAX_VOCAB
+
+    value = positive_int(text)
+    return _within(value, value <= MAX_VOCAB, f"a size <= {MAX_VOCAB:,} (sentencepiece's largest)", text)
 
 
 def sequence_length(text: str) -> int:
@@ -100,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
     train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
     train.add_argument("--epochs", type=positive_int, default=None, help="training epochs (default: %d)" % RECIPE.epochs)
-    train.add_argument("--vocab-size", type=positive_int, default=None,
+    train.add_argument("--vocab-size", type=vocab_size, default=None,
                        help="subword vocabulary (default: %d)" % RECIPE.vocab_size)
     train.add_argument("--joint-vocab", action="store_true", default=None,
                        help="one tokenizer for both languages, with shared embeddings (paper §3.4)")
@@ -176,24 +185,27 @@ def run_translate(args) -> list[str]:
     from transformer_lib.export import load_translator
 
     translator = load_translator(args.model)  # first: a wrong --model fails before stdin is read
-    sentences = args.sentences or read_lines(sys.stdin.buffer)
+    # the shell hands arguments over as bytes; Python keeps undecodable ones as surrogates, which
+    # os.fsencode turns back into the bytes given, so both ways in are decoded alike
+    sentences = (read_lines([os.fsencode(text) for text in args.sentences], "argument") if args.sentences
+                 else read_lines(sys.stdin.buffer))
     translations = translator(sentences, beam_size=args.beam_size, alpha=args.alpha)
     for translation in translations:
         print(translation)
     return translations
 
 
-def read_lines(stream) -> list[str]:
-    """One sentence per line of a byte stream, decoded as UTF-8. A line that is not valid UTF-8 is
-    kept, its bad bytes replaced by U+FFFD, with a warning that names it: the other lines (and the
-    line numbers of the output) are not lost."""
+def read_lines(stream, name: str = "stdin line") -> list[str]:
+    """One sentence per line of a byte stream (or per item of a list of bytes: `name` says which),
+    decoded as UTF-8. A line that is not valid UTF-8 is kept, its bad bytes replaced by U+FFFD, with
+    a warning that names it: the other lines (and the line numbers of the output) are not lost."""
     lines = []
     for number, raw in enumerate(stream, start=1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             line = raw.decode("utf-8", errors="replace")
-            warnings.warn(f"stdin line {number} is not valid UTF-8 ({error.reason} at byte {error.start}); "
+            warnings.warn(f"{name} {number} is not valid UTF-8 ({error.reason} at byte {error.start}); "
                           "its undecodable bytes were replaced by U+FFFD. Save the input as UTF-8.", stacklevel=2)
         lines.append(line.rstrip("\r\n"))
     return lines
@@ -219,6 +231,10 @@ def main(argv: list[str] | None = None):
         return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)
     except (ValueError, OSError, CorpusUnavailableError, RunInUseError) as error:  # a user's fault: a message, no traceback
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
+    except KeyboardInterrupt:  # Ctrl-C: one line, and how to go on
+        again = (f" Run the same command again to resume from the last finished epoch (checkpoints in "
+                 f"{args.out / 'checkpoints'})." if args.command == "train" else "")
+        parser.exit(130, f"\n{parser.prog} {args.command}: interrupted.{again}\n")
 
 
 if __name__ == "__main__":

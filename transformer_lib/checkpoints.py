@@ -3,6 +3,7 @@ and a resume that survives a damaged checkpoint."""
 
 from __future__ import annotations
 
+import errno
 import warnings
 from pathlib import Path
 
@@ -44,10 +45,22 @@ def save_epoch(manager: tf.train.CheckpointManager, model, history: dict, keep_w
     """After an epoch: a checkpoint numbered by the epoch, the weights `selection` keeps (the last
     `keep_weights` epochs' and the best one's), and the history of every epoch so far."""
     directory = Path(manager.directory)
-    manager.save(checkpoint_number=history["epoch"][-1])
-    if keep_weights:
-        keep_epoch_weights(model, directory, history, keep_weights)
-    write_history(directory, history)
+    try:
+        manager.save(checkpoint_number=history["epoch"][-1])
+        if keep_weights:
+            keep_epoch_weights(model, directory, history, keep_weights)
+        write_history(directory, history)
+    except (OSError, tf.errors.OpError) as error:
+        if not disk_full(error):
+            raise
+        raise OSError(f"No space left on the disk while saving epoch {history['epoch'][-1]} in {directory}. Free "
+                      "some space and run the same training again: it resumes from the last checkpoint written "
+                      "whole (a half-written one is skipped).") from None
+
+
+def disk_full(error: Exception) -> bool:
+    """Whether `error` (Python's, h5py's or TensorFlow's) says the disk is full."""
+    return getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in str(error)
 
 
 HISTORY_FILE = "history.json"  # beside the checkpoints: the history of every epoch they hold

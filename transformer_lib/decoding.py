@@ -27,6 +27,7 @@ from transformer_lib._checks import (
     require_non_negative_number,
     require_positive_int,
 )
+from transformer_lib.memory import decoding_bytes, require_fits
 from transformer_lib.text_checks import as_text_list, main_script, warn_unusual_text
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
@@ -60,11 +61,12 @@ def _require_within_positions(model, max_length: int) -> None:
                          f"use max_length <= {positions}.")
 
 
-def _check_decoding_inputs(model, source_ids, max_length) -> np.ndarray:
+def _check_decoding_inputs(model, source_ids, max_length, beam_size: int = 1) -> np.ndarray:
     """The source ids as int32 `[batch, src_len]`, after checking what a decoding call was given.
 
     The ids are checked here, in Python, because the compiled loop cannot: there a negative id reads
-    another token's embedding and one past the vocabulary fails deep inside the graph."""
+    another token's embedding and one past the vocabulary fails deep inside the graph. So is the
+    memory the decoding will take (`memory.decoding_bytes`), before it starts."""
     require_positive_int("max_length", max_length)
     _require_within_positions(model, max_length)
     source_ids = np.asarray(source_ids)
@@ -73,6 +75,13 @@ def _check_decoding_inputs(model, source_ids, max_length) -> np.ndarray:
     check_token_ids("source_ids", source_ids, model.hyperparameters["input_vocab_size"])  # before int32 could wrap them
     source_ids = source_ids.astype(np.int32)
     _ensure_built(model, source_ids)
+    batch, length = source_ids.shape
+    if beam_size > 1:  # before the work: a beam too wide for this machine's memory is refused with the widest that fits
+        require_fits("beam_size", beam_size, lambda k: decoding_bytes(model.hyperparameters, batch, k, max_length, length),
+                     f" for {batch} sentence(s) and max_length={max_length}")
+    else:
+        require_fits("len(source_ids)", batch, lambda n: decoding_bytes(model.hyperparameters, n, 1, max_length, length),
+                     f" with max_length={max_length}")
     return source_ids
 
 
@@ -155,7 +164,7 @@ def beam_search(model, source_ids, beam_size: int = 4, alpha: float = 0.6, max_l
     """
     require_positive_int("beam_size", beam_size)
     require_non_negative_number("alpha", alpha)
-    source_ids = _check_decoding_inputs(model, source_ids, max_length)
+    source_ids = _check_decoding_inputs(model, source_ids, max_length, beam_size)
     return _run_compiled(model, f"beam/{beam_size}/{float(alpha)!r}",
                          lambda s, n: beam_loop(model, s, n, beam_size, float(alpha)), source_ids, max_length, jit_compile)
 

@@ -40,8 +40,11 @@ def _require_pairs(pairs) -> None:
             raise TypeError(f"{expected}; item #{index} is {type(item).__name__} {item!r:.80}{hint}.")
 
 
+EVALUATION_BATCH = 64  # sentences translated at once
+
+
 def evaluate_bleu(translator, pairs: Sequence[tuple[str, str]], beam_size: int = 4, alpha: float = 0.6,
-                  batch_size: int = 64, verbose: bool = True) -> dict:
+                  batch_size: int = EVALUATION_BATCH, verbose: bool = True) -> dict:
     """Translate the sources of `pairs` and score them against the targets.
 
     Returns:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import keras
@@ -26,14 +27,17 @@ from transformer_lib.checkpoints import saved_checkpoints
 from transformer_lib.corpora import load_parallel_corpus
 from transformer_lib.data import make_batches, train_tokenizers
 from transformer_lib.decoding import Translator
+from transformer_lib.evaluation import EVALUATION_BATCH
 from transformer_lib.export import FILES, save_translator
 from transformer_lib.json_records import read_json, write_json
 from transformer_lib.machine import describe_machine
-from transformer_lib.model import Transformer, require_preset
+from transformer_lib.memory import decoding_bytes, require_fits, training_bytes
+from transformer_lib.model import PRESETS, Transformer, require_preset
 from transformer_lib.objective import make_optimizer
 from transformer_lib.run_lock import run_lock
 from transformer_lib.selection import bleu_score, select_weights
 from transformer_lib.splits import SCHEME
+from transformer_lib.tokenizer import require_vocab_size
 from transformer_lib.training import train
 
 
@@ -81,8 +85,9 @@ class Recipe:
 
     def __post_init__(self):
         require_preset(self.preset)
-        for name in ("epochs", "vocab_size", "average_last"):
+        for name in ("epochs", "average_last"):
             require_positive_int(name, getattr(self, name))
+        require_vocab_size(self.vocab_size)
         if (self.batch_size is None) == (self.batch_tokens is None):
             raise ValueError("A recipe gives exactly one of batch_tokens (tokens per batch) or batch_size "
                              "(sentences per batch); set the other to None.")
@@ -169,11 +174,14 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
+    require_memory(recipe)
     with run_lock(out):  # one run at a time in `out`
         out = _prepare_run(out, settings, restart)
         finished = _finished_record(out, recipe.epochs)
-        if finished is not None:
-            return finished  # nothing left to train: neither tokenizers nor model are made again
+        if finished is not None:  # nothing left to train: neither tokenizers nor model are made again
+            if verbose:
+                print(finished_message(out, finished["history"]["epoch"][-1], recipe.epochs))
+            return finished
         keras.utils.set_random_seed(recipe.seed)
         val_pairs = load_parallel_corpus(recipe.corpus, "validation")
         tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=bool(verbose))
@@ -201,6 +209,20 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
         return summary
 
 
+def require_memory(recipe: Recipe) -> None:
+    """Refuse, before any work, a `max_length` or a batch that this machine's memory cannot hold:
+    a training step, or the beam search of the validation split that chooses the weights."""
+    sizes = {**PRESETS[recipe.preset], "input_vocab_size": recipe.vocab_size, "target_vocab_size": recipe.vocab_size}
+    shortest_batch = recipe.batch_size or 1  # sentences: with batch_tokens a batch may be one long sentence
+    require_fits("max_length", recipe.max_length,
+                 lambda n: max(training_bytes(sizes, shortest_batch * n, n), decoding_bytes(sizes, EVALUATION_BATCH, 4, n, n)),
+                 f" with preset {recipe.preset!r}")
+    name, value, tokens = (("batch_tokens", recipe.batch_tokens, lambda t: t) if recipe.batch_tokens else
+                           ("batch_size", recipe.batch_size, lambda b: b * recipe.max_length))
+    require_fits(name, value, lambda v: training_bytes(sizes, tokens(v), recipe.max_length),
+                 f" with preset {recipe.preset!r} and max_length={recipe.max_length}")
+
+
 def training_data(recipe: Recipe, val_pairs, verbose: bool = True):
     """Tokenizers trained on the recipe's corpus's train split, its training batches and the
     validation batches (in a fixed order), as the recipe batches them."""
@@ -225,6 +247,13 @@ def _finished_record(out: Path, epochs: int) -> dict | None:
     return earlier if done and done[-1] >= epochs else None
 
 
+def finished_message(out: Path, done: int, asked: int) -> str:
+    """What a call on a finished run says: that there is nothing to train, and what to do instead."""
+    fewer = f" (asked for {asked}: a finished run is not cut short)" if asked < done else ""
+    return (f"Nothing to train: {out} holds a finished run of {done} epochs and its translator{fewer}. "
+            "Ask for more epochs to train on, or choose another out (or restart=True, --restart) for a new run.")
+
+
 def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
     """Compare a run's settings (its recipe checked them) with the run in `out` that a call would
     resume, before any long work; `restart` deletes that run instead."""
@@ -233,9 +262,8 @@ def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
         shutil.rmtree(checkpoints, ignore_errors=True)
         (out / RECORD_FILE).unlink(missing_ok=True)
     saved = checkpoints / SETTINGS_FILE
-    if saved.is_file() and saved_checkpoints(checkpoints):  # found even without TensorFlow's index file
-        before = read_json(saved, "restore it from a copy of the run, or pass restart=True (--restart) to delete "
-                                  "that run and start afresh.")
+    if saved_checkpoints(checkpoints):  # found even without TensorFlow's index file
+        before = _saved_settings(out, settings)
         changed = [f"{name}={before.get(name)!r} before, {value!r} now" for name, value in settings.items()
                    if before.get(name) != value]
         if changed:
@@ -247,3 +275,23 @@ def _prepare_run(out: Path, settings: dict, restart: bool) -> Path:
     checkpoints.mkdir(parents=True, exist_ok=True)
     write_json(saved, settings, indent=2)
     return out
+
+
+def _saved_settings(out: Path, settings: dict) -> dict:
+    """The settings the checkpoints in `out` were trained with: their settings file or, if that is
+    lost, the run's record (a finished run's `training.json` holds them too). Without either the
+    run cannot be checked, and resuming it is refused."""
+    saved = out / "checkpoints" / SETTINGS_FILE
+    remedy = "restore it from a copy of the run, or pass restart=True (--restart) to delete that run and start afresh."
+    if saved.is_file():
+        return read_json(saved, remedy)
+    record = out / RECORD_FILE
+    if not record.is_file():
+        raise ValueError(
+            f"{saved.parent} holds checkpoints but not {SETTINGS_FILE}, the settings they were trained with, and "
+            f"{out} has no record ({RECORD_FILE}) that holds them: resuming could mix two runs. Restore "
+            f"{SETTINGS_FILE} from a copy of the run, or pass restart=True (--restart) to delete that run and start afresh."
+        )
+    earlier = read_json(record, remedy)
+    warnings.warn(f"{saved} is missing; the run's settings were read from its record {record}.", stacklevel=4)
+    return {name: earlier.get(name) for name in settings}

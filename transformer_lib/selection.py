@@ -15,8 +15,11 @@ overconfident while its translations still improve, so the loss picks too early 
 
 from __future__ import annotations
 
+import shutil
+import warnings
 from pathlib import Path
 
+import h5py
 import numpy as np
 
 from transformer_lib._checks import require_positive_int
@@ -59,6 +62,52 @@ def kept_epochs(directory: Path) -> list[int]:
     return sorted(int(path.name.removeprefix("epoch-").removesuffix(".weights.h5")) for path in files)
 
 
+def readable(path: Path) -> bool:
+    """Whether the weights file `path` exists and every array in it reads back (not truncated)."""
+    def read(name, item):
+        if isinstance(item, h5py.Dataset):
+            item[()]  # noqa: B018 (reading is the test)
+
+    try:
+        with h5py.File(path, "r") as file:
+            file.visititems(read)
+    except (OSError, KeyError, ValueError, RuntimeError):
+        return False
+    return True
+
+
+def repair_kept_weights(model, directory: Path, history: dict) -> None:
+    """Before a resumed run trains on, make sure the weights `select_weights` needs are intact.
+
+    `model` holds the restored checkpoint's weights, those of the history's last epoch. A damaged
+    kept file is removed, the last epoch's file is written again from the model and a lost
+    `best.weights.h5` copied from the best epoch's file, each with a warning. If the best epoch's
+    weights are lost with no copy, the run is refused with the remedy, before it trains.
+    """
+    directory, done = Path(directory), history["epoch"][-1]
+    for epoch in kept_epochs(directory):
+        if not readable(epoch_file(directory, epoch)):
+            epoch_file(directory, epoch).unlink()
+            warnings.warn(f"{epoch_file(directory, epoch)} was damaged; removed it (its epoch is left out of the "
+                          "average).", stacklevel=3)  # the caller of train
+    if not epoch_file(directory, done).is_file():
+        epoch_file(directory, done).parent.mkdir(parents=True, exist_ok=True)
+        model.save_weights(epoch_file(directory, done))
+        warnings.warn(f"{epoch_file(directory, done)} was missing; wrote it again from the checkpoint of epoch {done}.",
+                      stacklevel=3)
+    best, winner = directory / WEIGHTS_DIR / BEST, best_epoch(history)
+    if readable(best):
+        return
+    if not epoch_file(directory, winner).is_file():
+        raise ValueError(
+            f"{best} is missing or damaged and the best epoch ({winner}) has no other copy, so the run could not "
+            f"choose its weights at the end. Restore {BEST} from a copy of the run, or start afresh "
+            "(restart=True, --restart); with train, keep_weights=0 trains on without choosing."
+        )
+    shutil.copyfile(epoch_file(directory, winner), best)
+    warnings.warn(f"{best} was missing or damaged; copied it again from epoch {winner}'s weights.", stacklevel=3)
+
+
 def average_weights(model, paths: list[Path]) -> None:
     """Set `model`'s weights to the mean of the weights files `paths` (§6.1's checkpoint averaging).
     Only trainable weights are averaged; the others (e.g. dropout's random state) keep the last file's."""
@@ -90,6 +139,10 @@ def select_weights(model, directory: Path, score, average_last: int = 5, verbose
     last = epochs[-average_last:]
     if len(last) > 1:
         candidates[f"average of epochs {last[0]}-{last[-1]}"] = [epoch_file(directory, e) for e in last]
+    for path in (path for paths in candidates.values() for path in paths):
+        if not readable(path):
+            raise ValueError(f"{path} is missing or damaged. Run train with this checkpoint folder again: it "
+                             "rewrites what can be recovered, or says what to restore.")
     scores = {}
     for name, paths in candidates.items():
         average_weights(model, paths)

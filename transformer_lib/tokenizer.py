@@ -30,6 +30,18 @@ from transformer_lib._checks import require_positive_int
 PAD_ID, START_ID, END_ID, UNKNOWN_ID = 0, 1, 2, 3
 
 
+MAX_VOCAB = 2**31 - 1  # sentencepiece reads the size as a 32-bit integer
+
+
+def require_vocab_size(vocab_size) -> None:
+    """A vocabulary size sentencepiece can be asked for: 1 to MAX_VOCAB (the corpus may support fewer:
+    `train` then uses the most it supports, with a warning)."""
+    require_positive_int("vocab_size", vocab_size)
+    if vocab_size > MAX_VOCAB:
+        raise ValueError(f"vocab_size={vocab_size:,} is more than sentencepiece can take ({MAX_VOCAB:,}); a corpus "
+                         "supports far fewer pieces (a few per thousand words): use e.g. vocab_size=8000.")
+
+
 class SubwordTokenizer:
     """A trained SentencePiece model with this library's reserved ids.
 
@@ -59,7 +71,7 @@ class SubwordTokenizer:
         If the corpus is too small for `vocab_size`, the largest size it supports is used instead,
         with a warning that says so.
         """
-        require_positive_int("vocab_size", vocab_size)
+        require_vocab_size(vocab_size)
         sentences = [s for s in sentences if s.strip()]
         if not sentences:
             raise ValueError("Cannot train a tokenizer on an empty corpus (no non-blank sentence).")

@@ -22,6 +22,7 @@ from transformer_lib._checks import require_positive_int
 from transformer_lib.checkpoints import make_checkpoint, resume, save_epoch
 from transformer_lib.objective import make_optimizer, masked_accuracy, masked_loss, real_tokens
 from transformer_lib.run_lock import run_lock
+from transformer_lib.selection import repair_kept_weights
 
 
 def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=None):
@@ -113,6 +114,8 @@ def train(
         manager = None
         if checkpoint_dir is not None:
             manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
+            if keep_weights and history["epoch"]:  # resumed: what select_weights will need must be intact
+                repair_kept_weights(model, Path(checkpoint_dir), history)
         update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
         while int(epoch.numpy()) < epochs:
             if verbose == 1:
