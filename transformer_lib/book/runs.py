@@ -18,7 +18,7 @@ from pathlib import Path
 # Chapter 7's published run of its recipe (the `small` preset, 60 epochs): minutes of training on the
 # machine it names, and the wall time of the call with the validation BLEU after every epoch.
 # tests/test_instructors.py checks them against chapter 7's stored output.
-MEASURED_CPU = {"minutes": 31.1, "with_validation": 34.2, "machine": "a 2-core AMD EPYC CPU"}
+MEASURED_CPU = {"minutes": 29.6, "with_validation": 32.6, "machine": "a 2-core AMD EPYC CPU"}
 # Not measured: our estimate for a Colab T4 (about 8 TFLOP/s in float32; the small model's ~12,000
 # updates at ~36 GFLOP each, per-step overheads and 60 greedy validation passes), to be replaced
 # by a measurement.
