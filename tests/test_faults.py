@@ -304,13 +304,20 @@ def test_restart_deletes_the_old_run_and_starts_afresh(finished_run, tmp_path):
     assert summary["history"]["epoch"] == [1] and summary["seed"] == 1
 
 
-def small_run(tokenizers, directory, epochs, d_model=32):
+def small_run(tokenizers, directory, epochs, d_model=32, scores=None):
+    """A tiny run checkpointed into `directory`. With `scores` it also validates and keeps the last
+    three epochs' weights and the best one's, epoch e scoring scores[e - 1]."""
     keras.utils.set_random_seed(5)
     batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers, batch_tokens=512,
                               max_length=24, seed=1, verbose=False)
     model = tl.Transformer(1, d_model, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+    kept = {}
+    if scores is not None:
+        done = json.loads((directory / "history.json").read_text())["epoch"] if (directory / "history.json").exists() else []
+        score = iter(scores[len(done):])
+        kept = dict(val_ds=batches, keep_weights=3, score=lambda model: next(score))
     return model, train(model, batches, epochs=epochs, optimizer=make_optimizer(d_model, 50),
-                        checkpoint_dir=directory, verbose=0)
+                        checkpoint_dir=directory, verbose=0, **kept)
 
 
 def test_resume_skips_a_damaged_latest_checkpoint_and_says_which(tokenizers, tmp_path):
@@ -529,17 +536,9 @@ def test_a_run_without_settings_file_or_record_is_not_resumed(finished_run, tmp_
     assert not (out / "checkpoints" / "ckpt-3.index").exists()
 
 
-def kept_weights_run(tokenizers, directory, epochs, scores=(1.0, 3.0, 2.0, 0.5)):
-    """A tiny run that keeps its epochs' weights; the scores make epoch 2 the best."""
-    keras.utils.set_random_seed(5)
-    batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers, batch_tokens=512,
-                              max_length=24, seed=1, verbose=False)
-    model = tl.Transformer(1, 32, 4, 64, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
-    done = json.loads((directory / "history.json").read_text())["epoch"] if (directory / "history.json").exists() else []
-    score = iter(scores[len(done):])
-    history = train(model, batches, batches, epochs=epochs, optimizer=make_optimizer(32, 50), checkpoint_dir=directory,
-                    keep_weights=3, score=lambda model: next(score), verbose=0)
-    return model, history
+def kept_weights_run(tokenizers, directory, epochs):
+    """A tiny run that keeps its epochs' weights; its scores make epoch 2 the best."""
+    return small_run(tokenizers, directory, epochs, scores=(1.0, 3.0, 2.0, 0.5))
 
 
 def test_lost_kept_weights_are_written_again_from_what_is_intact(tokenizers, tmp_path):

@@ -10,6 +10,7 @@ TensorFlow stops at once with its own out-of-memory error, without taking the ma
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -20,9 +21,7 @@ USABLE = 0.9  # of the memory that is free: leave some for everything else
 def available_bytes() -> int | None:
     """Memory this process can still take: Linux's MemAvailable, or less if a container (cgroup)
     limits it; None where neither can be read, or where the work runs on a GPU (then nothing is refused)."""
-    import tensorflow as tf
-
-    if tf.config.list_physical_devices("GPU"):
+    if _on_gpu():
         return None
     free = []
     try:
@@ -39,6 +38,13 @@ def available_bytes() -> int | None:
     except (OSError, ValueError):
         pass
     return min(free) if free else None
+
+
+@functools.cache
+def _on_gpu() -> bool:
+    import tensorflow as tf
+
+    return bool(tf.config.list_physical_devices("GPU"))
 
 
 def decoding_bytes(sizes: dict, sentences: int, beam_size: int, max_length: int, source_length: int) -> float:

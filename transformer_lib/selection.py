@@ -115,7 +115,11 @@ def average_weights(model, paths: list[Path]) -> None:
         raise ValueError("average_weights needs at least one weights file.")
     total = None
     for path in paths:
-        model.load_weights(path)
+        try:
+            model.load_weights(path)
+        except (OSError, KeyError) as error:  # h5py: a lost file, a cut one, a group missing (not: another model)
+            raise ValueError(f"{path} is missing or damaged. Run train with this checkpoint folder again: "
+                             "it rewrites what can be recovered, or says what to restore.") from error
         values = [w.numpy().astype(np.float64) for w in model.trainable_weights]
         total = values if total is None else [t + v for t, v in zip(total, values)]
     for weight, summed in zip(model.trainable_weights, total):
@@ -139,10 +143,6 @@ def select_weights(model, directory: Path, score, average_last: int = 5, verbose
     last = epochs[-average_last:]
     if len(last) > 1:
         candidates[f"average of epochs {last[0]}-{last[-1]}"] = [epoch_file(directory, e) for e in last]
-    for path in (path for paths in candidates.values() for path in paths):
-        if not readable(path):
-            raise ValueError(f"{path} is missing or damaged. Run train with this checkpoint folder again: it "
-                             "rewrites what can be recovered, or says what to restore.")
     scores = {}
     for name, paths in candidates.items():
         average_weights(model, paths)
