@@ -5,10 +5,15 @@
   vega/...), and a page whose body has no `<div class="vega-figure">` (transformer_lib.book.figures)
   loses them;
 - the exercise cells' `# BEGIN SOLUTION` / `# END SOLUTION` lines (tools/student_edition.py's
-  markers) out of the shown code: a reader sees the reference solution as a solution, not its markup.
+  markers) out of the shown code: a reader sees the reference solution as a solution, not its markup;
+- no Font Awesome script (1.5 MB on every page): the theme's template loads both Font Awesome's
+  stylesheet with its web fonts, which draw the icons, and its script, which draws them again as
+  SVG; once the site is written, the script's tag leaves every page and the script the site.
 """
 
 import re
+import shutil
+from pathlib import Path
 
 FIGURE = 'class="vega-figure"'
 # a highlighted comment line holding only a solution marker (and its hint)
@@ -26,7 +31,23 @@ def drop_unused_vega(app, pagename, templatename, context, doctree):
                                    (getattr(script, "filename", None) or "").removeprefix("_static/").startswith("vega/")]
 
 
+FONT_AWESOME_SCRIPT = re.compile(r'[ \t]*<script src="[^"]*_static/vendor/fontawesome/[^/"]+/js/all\.min\.js[^"]*"></script>\n?')
+
+
+def drop_font_awesome_script(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if FONT_AWESOME_SCRIPT.search(text):
+            page.write_text(FONT_AWESOME_SCRIPT.sub("", text), encoding="utf-8")
+    for scripts in (out / "_static" / "vendor" / "fontawesome").glob("*/js"):
+        shutil.rmtree(scripts)
+
+
 def setup(app):
     app.connect("html-page-context", drop_unused_vega)
     app.connect("html-page-context", drop_solution_markers)
+    app.connect("build-finished", drop_font_awesome_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,9 +8,9 @@ drawn or whose menu or slider changes nothing, a chapter page whose Colab link o
 student edition, widget placeholder text, a link to a page or anchor of the site that does not
 exist, and what a reader should never meet (`reader_problems`): a Markdown table left as raw text,
 nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
-shows, the figures' scripts on a page without a figure, a page that scrolls sideways, a figure wider
-than its column, or a sidebar toggle that opens nothing. A screenshot of every page lands in
-_build/screenshots/. Before the browser opens, every page's text is searched for the key's solutions
+shows, the figures' scripts on a page without a figure, a page heavier than 4 MB, a figure whose text
+is shrunk under 9 px, a page that scrolls sideways, a figure wider than its column, or a sidebar
+toggle that opens nothing. A screenshot of every page lands in _build/screenshots/. Before the browser opens, every page's text is searched for the key's solutions
 (`leaked_solutions`): the published site is built from the student edition (`make book`).
 
     python tests/site_check.py [_build/html]
@@ -38,6 +38,13 @@ MARKERS = ("NBVAL_", "BEGIN SOLUTION", "END SOLUTION")
 # A Markdown table's separator row (|---|:--:|) in the text a reader sees: the table was not rendered.
 RAW_TABLE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$", re.MULTILINE)
 TALLEST_OUTPUT = 900  # px: an output's text taller than a screen must scroll in a shorter box
+# A figure drawn by matplotlib (10-point text at 100 dpi: 13.9 px) shown at less than this share of
+# its width on a desktop has text under 9 px: draw it at the column's width (7.5 inches). On a
+# phone every figure shrinks to the column, and a reader zooms in.
+SMALLEST_SCALE = 0.65
+# What a page may load in all (bytes, decoded): the heaviest chapter loads about 3.6 MB (MathJax 1.2,
+# the figures' scripts 0.8, the theme and its icon fonts 0.8, the page and its images).
+PAGE_BUDGET = 4_000_000
 ROOT = Path(__file__).resolve().parent.parent
 SHORTEST_LEAK = 20  # characters: shorter solution lines (`return x`) say nothing about the answer
 
@@ -110,6 +117,14 @@ _PATH_ALTS = r"""() => [...document.images].map(i => i.alt)
     .filter(a => a.trim() === '' || /^\S*[\\/]\S*$/.test(a) || /\.(png|jpe?g|svg|gif)$/i.test(a))"""
 _VEGA_WITHOUT_FIGURE = r"""() => [...document.scripts].some(s => /\/vega\/vega[^/]*\.js/.test(s.src))
     && !document.querySelector('div.vega-figure')"""
+# everything the page loaded (it is served from localhost, so the sizes are known), and the three largest
+_LOADED = "[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]"
+_LOADED_BYTES = f"() => {_LOADED}.reduce((total, entry) => total + entry.decodedBodySize, 0)"
+_HEAVIEST = f"""() => {_LOADED}.sort((a, b) => b.decodedBodySize - a.decodedBodySize).slice(0, 3)
+    .map(entry => [entry.name.split('/').pop().split('?')[0], entry.decodedBodySize])"""
+_SHRUNK_FIGURES = f"""() => [...document.querySelectorAll('div.cell_output img')]
+    .filter(i => i.naturalWidth && i.getBoundingClientRect().width < {SMALLEST_SCALE} * i.naturalWidth)
+    .map(i => [i.alt, i.getBoundingClientRect().width / i.naturalWidth])"""
 _FIGURES_SETTLED = """() => [...document.querySelectorAll('div.vega-figure')]
     .every(f => f.classList.contains('vega-figure-drawn') || f.classList.contains('vega-figure-error'))"""
 _WIDE_FIGURES = """() => [...document.querySelectorAll('div.vega-figure')]
@@ -125,8 +140,9 @@ _SIDEBAR = """() => { const s = document.querySelector('.bd-sidebar-primary');
 def reader_problems(page, width: str) -> list[str]:
     """What a reader of the open `page` should never meet: a Markdown table shown as raw text, nbval's
     markers, an output's text (a log, a listing) taller than a screen, an image whose alt text is
-    empty or a file name, the figures' scripts (about 1 MB) on a page without a figure, and
-    `layout_problems`."""
+    empty or a file name, the figures' scripts (about 1 MB) on a page without a figure, on a desktop
+    a page that loads more than `PAGE_BUDGET` and a figure shrunk so much that its text reads under
+    9 px (`SMALLEST_SCALE`), and `layout_problems`."""
     problems = []
     text = page.inner_text("body")
     problems += [f"a table shown as raw Markdown: {match.group(0).strip()}" for match in RAW_TABLE.finditer(text)][:3]
@@ -136,6 +152,13 @@ def reader_problems(page, width: str) -> list[str]:
     problems += [f"an image whose alt text is a file name, not what it shows: {alt}" for alt in page.evaluate(_PATH_ALTS)]
     if page.evaluate(_VEGA_WITHOUT_FIGURE):
         problems.append("the figures' scripts (Vega) load on a page without a figure")
+    if width == "desktop":
+        loaded = page.evaluate(_LOADED_BYTES)
+        if loaded > PAGE_BUDGET:
+            problems.append(f"the page loads {loaded / 1e6:.1f} MB (at most {PAGE_BUDGET / 1e6:.0f} MB): "
+                            + ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in page.evaluate(_HEAVIEST)))
+        problems += [f"a figure shown at {scale:.0%} of its width, its text under 9 px (draw it at the column's "
+                     f"width, 7.5 inches): {alt[:60]}" for alt, scale in page.evaluate(_SHRUNK_FIGURES)]
     return problems + layout_problems(page, width)
 
 

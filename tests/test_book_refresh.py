@@ -94,3 +94,55 @@ def test_the_command_line_refreshes_exercises(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3 exercise cell(s) refreshed."
     assert json.loads(path.read_text())["cells"][6]["execution_count"] == 6
+
+
+def write_run_chapter(tmp_path, figure_count=4):
+    """A chapter whose third cell 'trains' (writes a record to disk, printing as it goes) and whose
+    fourth draws from that record; every stored output is stale."""
+    cells = [
+        code("RECORD = 'record.txt'", 1, [stream("stale setup\n")], tags=["setup"]),
+        code("import os", 2),
+        code("if not os.path.exists(RECORD):\n    open(RECORD, 'w').write('7')\nprint('trained in full')", 3,
+             [stream("the real run's log\n")]),
+        code("print('drawn from', open(RECORD).read())", figure_count, [stream("a figure too wide\n")]),
+        code("print('after')", 5, [stream("left as it was\n")]),
+    ]
+    for index, cell in enumerate(cells):
+        cell["id"] = f"cell-{index}"
+    path = tmp_path / "chapters" / "run.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+def test_refresh_cell_runs_every_cell_before_it_and_stores_its_outputs_alone(tmp_path):
+    path = write_run_chapter(tmp_path)
+    before = nbformat.read(path, as_version=4)
+    assert book.refresh_cell(str(path), "cell-3") == 1
+    after = nbformat.read(path, as_version=4)
+    assert after.cells[3].outputs == [stream("drawn from 7\n")]  # the record the cell before it wrote
+    assert (path.parent / "record.txt").read_text() == "7"  # in the chapter's folder
+    assert [after.cells[i] for i in (0, 1, 2, 4)] == [before.cells[i] for i in (0, 1, 2, 4)]
+    assert after.cells[3].execution_count == 4
+    assert book.refresh_cell(str(path), "cell-3") == 0  # the same outputs again
+
+
+def test_refresh_cell_refuses_an_unknown_id_and_a_cell_that_never_ran(tmp_path):
+    path = write_run_chapter(tmp_path, figure_count=None)
+    stored = path.read_text()
+    with pytest.raises(ValueError, match=r"no code cell with id 'cell-9'; its code cells' ids: cell-0, cell-1"):
+        book.refresh_cell(str(path), "cell-9")
+    with pytest.raises(ValueError, match="cell 'cell-3' never ran with the chapter; run the whole chapter"):
+        book.refresh_cell(str(path), "cell-3")
+    assert path.read_text() == stored
+
+
+def test_the_command_line_refreshes_one_cell(tmp_path):
+    path = write_run_chapter(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--cell", "cell-3", str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"cell cell-3 of {path}: new outputs stored."
+    wrong = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--cell", str(path)],
+                           capture_output=True, text=True, timeout=300)
+    assert wrong.returncode == 2 and "--cell takes a cell id and one notebook file" in wrong.stderr

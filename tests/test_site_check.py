@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 from site_check import CHROMIUM, broken_links, check_site, student_edition_problems
 
 BASE = "http://127.0.0.1:8000"
@@ -197,7 +198,9 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
     opens = "<script>document.querySelector('.primary-toggle').onclick = () => " \
             "document.querySelector('.bd-sidebar-primary').style.visibility = 'visible';</script>"
     pages = {
-        "clean": f'<img src="{PIXEL}" alt="A one-pixel picture."><p>A table:</p><table><tr><td>ours</td><td>14.9</td></tr></table>'
+        "clean": f'<img src="{PIXEL}" alt="A one-pixel picture.">'
+                 '<div class="cell_output"><img src="_static/fits.png" alt="A figure at its own size."></div>'
+                 '<p>A table:</p><table><tr><td>ours</td><td>14.9</td></tr></table>'
                  f'<div class="cell_output"><pre>{lines}</pre></div>'  # tall text in a box that scrolls
                  f'<style>div.cell_output pre {{ max-height: 30em; overflow: auto; }}</style>'
                  f'<button class="primary-toggle">menu</button>{sidebar}{opens}',
@@ -210,9 +213,16 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
         "script-error": "<script>const THEBE_JS_URL = 1;</script><script>const THEBE_JS_URL = 2;</script>",
         "alt-path": f'<img src="{PIXEL}" alt="../_images/0f3a.png"><img src="{PIXEL}" alt="">',
         "vega-unused": '<script src="_static/vega/vega.min.js"></script><p>No figure here.</p>',
+        # a figure drawn 1500 px wide in a 700 px column (chapter 7's curves were): its text at 47%
+        "shrunk-figure": '<div style="width: 700px; max-width: 100%"><div class="cell_output">'
+                         '<img src="_static/wide.png" alt="Three panels of curves." style="max-width: 100%"></div></div>',
+        "heavy": '<script src="_static/icons.js"></script><p>Icons drawn twice.</p>',  # 4.5 MB
     }
     (tmp_path / "_static" / "vega").mkdir(parents=True)
     (tmp_path / "_static" / "vega" / "vega.min.js").write_text("// the real one is 1 MB")
+    Image.new("RGB", (1500, 10), "white").save(tmp_path / "_static" / "wide.png")
+    (tmp_path / "_static" / "icons.js").write_text("//" + "x" * 4_500_000)
+    Image.new("RGB", (300, 10), "white").save(tmp_path / "_static" / "fits.png")
     for name, body in pages.items():
         (tmp_path / f"{name}.html").write_text(f"{head}<body>{body}</body></html>")
     problems = check_site(tmp_path)
@@ -230,4 +240,7 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
     assert by_page["alt-path"] == ["an image whose alt text is a file name, not what it shows: ",
                                    "an image whose alt text is a file name, not what it shows: ../_images/0f3a.png"]
     assert by_page["vega-unused"] == ["the figures' scripts (Vega) load on a page without a figure"]
+    assert by_page["shrunk-figure"] == ["a figure shown at 47% of its width, its text under 9 px (draw it at the "
+                                        "column's width, 7.5 inches): Three panels of curves."]
+    assert by_page["heavy"] == ["the page loads 4.5 MB (at most 4 MB): icons.js 4.5 MB, heavy.html 0.0 MB"]
     assert len(problems) == sum(map(len, by_page.values()))  # nothing else was reported

@@ -13,7 +13,9 @@
   `refresh_listings(paths)` the listing cells (`show_source(...)`, `--listings`, `make listings`),
   `refresh_diagrams(paths)` the diagram cells (`*_diagram(...)` calls from `transformer_lib.book.diagrams`
   and `plt.show()`, `--diagrams`, `make diagrams`), `refresh_exercises(paths)` the cells tagged
-  exercise, check or uses-exercises, after the setup and imports cells (`--exercises`, `make exercises`).
+  exercise, check or uses-exercises, after the setup and imports cells (`--exercises`, `make exercises`),
+  `refresh_cell(path, cell_id)` one cell after every code cell before it (`--cell ID`: a figure of
+  a finished run, drawn again without training again).
 
 `runs` (runs.py) gives chapter 7's translator to the chapters after it: its training cost, measured
 and estimated, said before a run starts; a copy kept on Google Drive; never a silent retraining.
@@ -32,6 +34,7 @@ from transformer_lib.book.refresh import (  # noqa: F401
     EXERCISE_TAGS,
     LISTING,
     is_diagram_cell,
+    refresh_cell,
     refresh_diagrams,
     refresh_exercises,
     refresh_listings,

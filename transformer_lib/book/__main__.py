@@ -1,22 +1,27 @@
-"""`python -m transformer_lib.book [--listings | --diagrams | --exercises] chapters/*.ipynb` (see the
-package's docstring): no option runs the whole chapters."""
+"""`python -m transformer_lib.book [--listings | --diagrams | --exercises] chapters/*.ipynb`, or
+`--cell ID chapter.ipynb` (see the package's docstring): no option runs the whole chapters."""
 
 import sys
 from pathlib import Path
 
-from transformer_lib.book import execute, refresh_diagrams, refresh_exercises, refresh_listings
+from transformer_lib.book import execute, refresh_cell, refresh_diagrams, refresh_exercises, refresh_listings
 
 USAGE = """usage: python -m transformer_lib.book [--listings | --diagrams | --exercises] NOTEBOOK.ipynb ...
+       python -m transformer_lib.book --cell ID NOTEBOOK.ipynb
 
   (no option)    run each chapter top to bottom in a fresh kernel and store its outputs
   --listings     re-run only the show_source(...) listing cells
   --diagrams     re-run only the diagram cells
-  --exercises    re-run only the exercise and check cells"""
+  --exercises    re-run only the exercise and check cells
+  --cell ID      run the chapter through cell ID in a fresh kernel; store that cell's outputs only
+                 (a figure of a finished run, drawn again without training again)"""
 MODES = {"--listings": ("listing", refresh_listings), "--diagrams": ("diagram", refresh_diagrams),
          "--exercises": ("exercise", refresh_exercises)}
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--cell"]:
+        return _refresh_one_cell(argv[1:])
     mode, paths = (argv[0], argv[1:]) if argv[:1] and argv[0] in MODES else (None, argv)
     options = [arg for arg in paths if arg.startswith("-")]
     if "-h" in options or "--help" in options:
@@ -35,6 +40,21 @@ def main(argv: list[str]) -> int:
     else:
         kind, refresh = MODES[mode]
         print(f"{refresh(paths)} {kind} cell(s) refreshed.")
+    return 0
+
+
+def _refresh_one_cell(args: list[str]) -> int:
+    if len(args) != 2 or Path(args[1]).suffix != ".ipynb" or not Path(args[1]).is_file():
+        print(f"error: --cell takes a cell id and one notebook file (.ipynb), not {' '.join(args) or 'nothing'}\n\n"
+              + USAGE, file=sys.stderr)
+        return 2
+    cell_id, path = args
+    try:
+        changed = refresh_cell(path, cell_id)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"cell {cell_id} of {path}: " + ("new outputs stored." if changed else "outputs unchanged."))
     return 0
 
 

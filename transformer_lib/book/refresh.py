@@ -4,7 +4,9 @@ changed function need not force a re-run of a chapter that trains for an hour.
 - `refresh_listings` re-runs the listing cells (`show_source(tl....)`), in this process (`make listings`);
 - `refresh_diagrams` the diagram cells (`is_diagram_cell`), in a fresh kernel (`make diagrams`);
 - `refresh_exercises` the exercise cells (tagged exercise, check or uses-exercises), in a fresh
-  kernel after the chapter's setup and imports cells (`make exercises`).
+  kernel after the chapter's setup and imports cells (`make exercises`);
+- `refresh_cell` one cell that shows what earlier cells left on disk (a figure of a finished run),
+  after every code cell before it, whose own outputs are left as they are (`--cell ID`).
 """
 
 from __future__ import annotations
@@ -178,3 +180,37 @@ def refresh_exercises(paths: list[str], timeout: int = 600) -> int:
             nbformat.write(notebook, path)
             changed += len(changed_cells)
     return changed
+
+
+def refresh_cell(path: str, cell_id: str, timeout: int = 1800) -> int:
+    """Run the chapter `path` again in a fresh kernel, from its first code cell through the cell whose
+    id is `cell_id`, and store the new outputs of that cell alone (with its execution count); every
+    other cell keeps its stored outputs. Meant for a cell that draws what the cells before it leave on
+    disk: chapter 7's curves of a finished run, whose training cell then resumes a complete run and
+    trains nothing (the cells before still run in full, so a run that is not finished would train).
+
+    Raises ValueError for an id the chapter lacks or a cell that never ran with the chapter, and
+    RuntimeError naming the cell when a cell raises (nothing is stored). Returns 1 if the cell's
+    outputs changed, else 0.
+    """
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    place = next((i for i, cell in enumerate(code) if cell.get("id") == cell_id), None)
+    if place is None:
+        raise ValueError(f"{path} has no code cell with id {cell_id!r}; its code cells' ids: "
+                         f"{', '.join(str(cell.get('id')) for cell in code)}")
+    if code[place].execution_count is None:
+        raise ValueError(f"{path}: cell {cell_id!r} never ran with the chapter; run the whole chapter instead.")
+    cells = code[: place + 1]
+    scratch, client = _scratch_notebook(path, [cell.source for cell in cells], timeout)
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        raise RuntimeError(_failed_cell_message(path, notebook, cells, scratch)) from error
+    if not _store_outputs(cells[-1:], scratch.cells[-1:]):
+        return 0
+    nbformat.write(notebook, path)
+    return 1
