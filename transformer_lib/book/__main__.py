@@ -20,8 +20,9 @@ MODES = {"--listings": ("listing", refresh_listings), "--diagrams": ("diagram", 
 
 
 def main(argv: list[str]) -> int:
+    cell_id = None
     if argv[:1] == ["--cell"]:
-        return _refresh_one_cell(argv[1:])
+        cell_id, argv = (argv[1] if len(argv) > 1 else ""), argv[2:]
     mode, paths = (argv[0], argv[1:]) if argv[:1] and argv[0] in MODES else (None, argv)
     options = [arg for arg in paths if arg.startswith("-")]
     if "-h" in options or "--help" in options:
@@ -32,9 +33,13 @@ def main(argv: list[str]) -> int:
                  if not arg.startswith("-") and (Path(arg).suffix != ".ipynb" or not Path(arg).is_file())]
     if not paths:
         problems.append("no notebook given")
+    if cell_id is not None and (not cell_id or cell_id.startswith("-") or mode is not None or len(paths) != 1):
+        problems.append("--cell takes a cell id and one notebook file (.ipynb), and no other option")
     if problems:
         print("\n".join(f"error: {problem}" for problem in problems) + "\n\n" + USAGE, file=sys.stderr)
         return 2
+    if cell_id is not None:
+        return _refresh_one_cell(cell_id, paths[0])
     if mode is None:
         execute(paths)
     else:
@@ -43,15 +48,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _refresh_one_cell(args: list[str]) -> int:
-    if len(args) != 2 or Path(args[1]).suffix != ".ipynb" or not Path(args[1]).is_file():
-        print(f"error: --cell takes a cell id and one notebook file (.ipynb), not {' '.join(args) or 'nothing'}\n\n"
-              + USAGE, file=sys.stderr)
-        return 2
-    cell_id, path = args
+def _refresh_one_cell(cell_id: str, path: str) -> int:
     try:
         changed = refresh_cell(path, cell_id)
-    except ValueError as error:
+    except ValueError as error:  # no such cell, or one that never ran
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"cell {cell_id} of {path}: " + ("new outputs stored." if changed else "outputs unchanged."))

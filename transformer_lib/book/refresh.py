@@ -188,6 +188,7 @@ def refresh_cell(path: str, cell_id: str, timeout: int = 1800) -> int:
     other cell keeps its stored outputs. Meant for a cell that draws what the cells before it leave on
     disk: chapter 7's curves of a finished run, whose training cell then resumes a complete run and
     trains nothing (the cells before still run in full, so a run that is not finished would train).
+    The kernel inherits this environment: run it without BOOK_QUICK, as the stored chapter ran.
 
     Raises ValueError for an id the chapter lacks or a cell that never ran with the chapter, and
     RuntimeError naming the cell when a cell raises (nothing is stored). Returns 1 if the cell's
