@@ -83,7 +83,7 @@ def _assert_refreshed_as_a_full_run(copy, target, other):
 
 
 def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_run(tmp_path):
-    copy, _, target, other = _spoil_a_copy(tmp_path, "04_attention.ipynb", book.LISTING.match)
+    copy, _, target, other = _spoil_a_copy(tmp_path, "03_attention.ipynb", book.LISTING.match)
     assert book.refresh_listings([str(copy)]) == 1
     _assert_refreshed_as_a_full_run(copy, target, other)
 

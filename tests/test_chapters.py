@@ -282,3 +282,59 @@ def test_the_prose_holds_no_control_characters(path):
     found = [match for text in texts for match in CONTROL.finditer(text)]
     assert not found, f"{path.name}: control characters {[m.group() for m in found]} near " + "; ".join(
         repr(match.string[max(0, match.start() - 20):match.end() + 20]) for match in found)
+
+
+# --- Quoted model outputs come from the outputs ------------------------------------------------
+# A sentence the prose quotes in double quotes ("..." or “...”: a translation, a generated review, a
+# printed line) must appear, word for word, in an output of the same chapter, so that a re-run that
+# changes what the model says fails here until the text follows. Short quotes (a name, a term, one
+# word) are not sentences; quotes of the paper or of a source sentence that no cell prints are listed
+# here with where they come from.
+QUOTED_SENTENCE = re.compile(r'"([^"\n]+)"|“([^”\n]+)”')
+QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {}
+
+
+def _normalized(text: str) -> str:
+    import html
+
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+def unshown_quotes(cells) -> list[str]:
+    """The sentence-like quotes in the markdown of `cells` that no output of `cells` shows."""
+    shown = _normalized(" ".join(_output_text(c) for c in cells if c["cell_type"] == "code"))
+    missing = []
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = re.sub(r"```\{admonition\} Solution.*?```|`[^`]*`|\$[^$]*\$", " ", source(cell), flags=re.S)
+        for match in QUOTED_SENTENCE.finditer(text):
+            quote = _normalized(match.group(1) or match.group(2))
+            if len(quote.split()) < 3 or not quote[0].isupper():
+                continue  # a term or a name, not a sentence the model or a cell produced
+            if quote.rstrip(".,;:!?") not in shown:
+                missing.append(quote)
+    return missing
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_sentences_quoted_in_the_prose_are_shown_by_an_output(path):
+    allowed = QUOTES_NOT_FROM_OUTPUTS.get(path.stem, {})
+    missing = [q for q in unshown_quotes(json.loads(path.read_text())["cells"]) if q not in allowed]
+    assert not missing, ("the prose quotes sentences that no output of the chapter shows (quote the output "
+                         "exactly, or list a quote of the paper in QUOTES_NOT_FROM_OUTPUTS with its source): "
+                         + "; ".join(repr(q) for q in missing))
+
+
+def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
+    def cells(prose, output):
+        return [{"cell_type": "code", "source": [], "outputs": [{"output_type": "stream", "text": [output]}]},
+                {"cell_type": "markdown", "source": [prose]}]
+
+    printed = "Маленькая лодка на озере.\n  -> The little boat on the lake.\n"
+    assert unshown_quotes(cells('It wrote "The little boat on the lake."', printed)) == []
+    assert unshown_quotes(cells("It wrote “The little boat on the lake”, as hoped.", printed)) == []
+    assert unshown_quotes(cells('The boat came out as "A storm hit the lake."', printed)) == ["A storm hit the lake."]
+    assert unshown_quotes(cells('"Маленькая лодка на озере." became "The boat sank."', printed)) == ["The boat sank."]
+    assert unshown_quotes(cells('a "soft" lookup, the "look-ahead mask"', printed)) == []  # terms, not sentences
+    assert unshown_quotes(cells('```{admonition} Solution\n"A worked answer here."\n```', printed)) == []

@@ -146,18 +146,21 @@ def test_qkv_draws_each_step_once_in_the_order_of_the_formula():
     plt.close("all")
 
 
-@pytest.mark.parametrize("num_heads", [1, 3, 8])
-def test_heads_draws_one_attention_box_and_one_slice_per_head(num_heads):
-    counts = _counts(heads_diagram(num_heads))
-    assert counts["head"] == counts["slice"] == num_heads
-    assert counts["input"] == counts["merge"] == num_heads  # both [len, d_model] blocks are cut into the heads
-    assert counts["dense"] == 1
+@pytest.mark.parametrize("num_heads", [1, 3, 4])
+def test_heads_draws_each_heads_own_projections_attention_and_concat_slice(num_heads):
+    ax = heads_diagram(num_heads)
+    counts = _counts(ax)
+    assert counts["projection"] == 3 * num_heads  # W_i^Q, W_i^K, W_i^V for every head: x is not cut, it is projected
+    assert counts["head"] == counts["slice"] == counts["concat"] == num_heads
+    assert counts["input"] == counts["dense"] == 1
+    names = sorted(_text_in(ax, p) for p in ax.patches if p.get_gid() == "projection")
+    assert names == sorted(f"$W_{{{i}}}^{{{m}}}$" for i in range(1, num_heads + 1) for m in "QKV")
     plt.close("all")
 
 
-@pytest.mark.parametrize("num_heads", [0, -2, 2.5, True, 9, "4"])
+@pytest.mark.parametrize("num_heads", [0, -2, 2.5, True, 5, "4"])
 def test_heads_refuses_a_bad_number_of_heads_and_says_what_to_pass(num_heads):
-    with pytest.raises(ValueError, match="num_heads must be an integer from 1 to 8.*pass e.g. num_heads=4"):
+    with pytest.raises(ValueError, match="num_heads must be an integer from 1 to 4.*pass e.g. num_heads=3"):
         heads_diagram(num_heads)
 
 

@@ -18,14 +18,13 @@ from transformer_lib import objective, splits
 from transformer_lib import decoding as library_decoding
 from transformer_lib.book.exercises import _core, decoding
 from transformer_lib.exercises import (
+    check_accumulated_step,
     check_attention,
     check_bert_masking,
     check_beam_step,
     check_causal_self_attention,
     check_combined_mask,
     check_concatenated_encoding,
-    check_decoder_layer,
-    check_encoder_layer,
     check_encoder_layer_parameters,
     check_feed_forward,
     check_fit_step,
@@ -36,12 +35,10 @@ from transformer_lib.exercises import (
     check_masked_mean,
     check_merge_heads,
     check_multi_head_attention,
-    check_padding_share,
     check_positional_encoding,
     check_schedule,
     check_self_attention_layer,
     check_split_heads,
-    check_train_step,
 )
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
@@ -60,10 +57,6 @@ def not_written(*args, **kwargs):
 
 # ---------------------------------------------------------------------------------------------
 # Chapters 1-3: data, positional encoding, masks (NumPy)
-
-
-def padding_share(batch):
-    return float(np.count_nonzero(batch == 0) / batch.size)
 
 
 def union_find_groups(pairs, normalise=True):
@@ -258,7 +251,7 @@ def library_merge(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# Chapter 6: feed-forward, parameters, encoder and decoder layers
+# Chapter 6: feed-forward and parameters (Add & Norm and the decoder layer: test_exercises_ch6.py)
 
 
 def encoder_parameters(d, dff, norms=True, biases=True):
@@ -278,103 +271,6 @@ def library_feed_forward(x, w1, b1, w2, b2):
     layer(x)
     layer.set_weights([w1, b1, w2, b2])
     return np.asarray(layer(x))
-
-
-class EncoderLayer(keras.layers.Layer):
-    """Post-LN (§3.1, §5.4): x = LayerNorm(x + Dropout(Sublayer(x))), for attention then the FFN."""
-
-    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
-        super().__init__(**kwargs)
-        self.self_attention = tl.MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = tl.FeedForward(d_model, dff)
-        self.norm1, self.norm2 = (keras.layers.LayerNormalization(epsilon=1e-6) for _ in range(2))
-        self.dropout1, self.dropout2 = (keras.layers.Dropout(dropout_rate) for _ in range(2))
-
-    def call(self, x, padding_mask=None, training=None):
-        h, _ = self.self_attention(x, x, x, mask=padding_mask)
-        x = self.norm1(x + self.dropout1(h, training=training))
-        return self.norm2(x + self.dropout2(self.feed_forward(x), training=training))
-
-
-class EncoderLayerPreLN(EncoderLayer):
-    def call(self, x, padding_mask=None, training=None):
-        h = self.norm1(x)
-        h, _ = self.self_attention(h, h, h, mask=padding_mask)
-        x = x + self.dropout1(h, training=training)
-        return x + self.dropout2(self.feed_forward(self.norm2(x)), training=training)
-
-
-class EncoderLayerWithoutDropout(EncoderLayer):
-    def call(self, x, padding_mask=None, training=None):
-        return super().call(x, padding_mask, training=False)
-
-
-class EncoderLayerIgnoringPadding(EncoderLayer):
-    def call(self, x, padding_mask=None, training=None):
-        return super().call(x, None, training)
-
-
-class EncoderLayerOfTheLibrary(keras.layers.Layer):
-    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
-        super().__init__(**kwargs)
-        self.inner = tl.EncoderLayer(d_model, num_heads, dff, dropout_rate)
-
-    def call(self, x, padding_mask=None, training=None):
-        return self.inner(x, padding_mask=padding_mask, training=training)
-
-
-class EncoderLayerStub(EncoderLayer):
-    def call(self, x, padding_mask=None, training=None):
-        raise NotImplementedError("hint")
-
-
-class DecoderLayer(keras.layers.Layer):
-    """Masked self-attention, cross-attention over the encoder output, the FFN; each post-LN."""
-
-    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
-        super().__init__(**kwargs)
-        self.self_attention = tl.MultiHeadAttention(d_model, num_heads)
-        self.cross_attention = tl.MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = tl.FeedForward(d_model, dff)
-        self.norm1, self.norm2, self.norm3 = (keras.layers.LayerNormalization(epsilon=1e-6) for _ in range(3))
-        self.dropout1, self.dropout2, self.dropout3 = (keras.layers.Dropout(dropout_rate) for _ in range(3))
-
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        h, _ = self.self_attention(x, x, x, mask=self_attention_mask)
-        x = self.norm1(x + self.dropout1(h, training=training))
-        h, weights = self.cross_attention(x, encoder_output, encoder_output, mask=cross_attention_mask)
-        x = self.norm2(x + self.dropout2(h, training=training))
-        return self.norm3(x + self.dropout3(self.feed_forward(x), training=training)), weights
-
-
-class DecoderLayerWithoutSelfMask(DecoderLayer):
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        return super().call(x, encoder_output, None, cross_attention_mask, training)
-
-
-class DecoderLayerIgnoringSourcePadding(DecoderLayer):
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        return super().call(x, encoder_output, self_attention_mask, None, training)
-
-
-class DecoderLayerWithoutDropout(DecoderLayer):
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        return super().call(x, encoder_output, self_attention_mask, cross_attention_mask, False)
-
-
-class DecoderLayerOfTheLibrary(keras.layers.Layer):
-    def __init__(self, d_model, num_heads, dff, dropout_rate=0.1, **kwargs):
-        super().__init__(**kwargs)
-        self.inner = tl.DecoderLayer(d_model, num_heads, dff, dropout_rate)
-
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        return self.inner(x, encoder_output, self_attention_mask=self_attention_mask,
-                          cross_attention_mask=cross_attention_mask, training=training)
-
-
-class DecoderLayerStub(DecoderLayer):
-    def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        raise NotImplementedError("hint")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,6 +299,24 @@ def step(model, optimizer, batch, label_smoothing=0.1, count_padding=False, upda
     if update:
         gradients = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+def accumulated(model, optimizer, batches, weigh_by_tokens=True, apply_once=True):
+    """Gradient accumulation: one tape per batch, the gradients added, one update (see test_exercises_ch78.py)."""
+    tokens = sum(float(np.sum(target_out != PAD_ID)) for _, target_out in batches) if weigh_by_tokens else None
+    loss, summed = 0.0, None
+    for (source, target_in), target_out in batches:
+        with tf.GradientTape() as tape:
+            part = tl.masked_loss(target_out, model((source, target_in), training=True), tokens=tokens)
+            part = part if weigh_by_tokens else part / len(batches)  # the slip: the mean of the batches' means
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(part, model.trainable_variables)]
+        if not apply_once:
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        summed = gradients if summed is None else [a + b for a, b in zip(summed, gradients)]
+        loss += part
+    if apply_once:
+        optimizer.apply_gradients(zip(summed, model.trainable_variables))
     return loss
 
 
@@ -457,9 +371,9 @@ class Greedy(keras.Model):
 
     stop_at_end, forbid = True, True  # the mistakes below change these
 
-    def __init__(self, transformer, max_length, **kwargs):
+    def __init__(self, transformer, max_length, min_length=0, **kwargs):
         super().__init__(**kwargs)
-        self.transformer, self.max_length = transformer, max_length
+        self.transformer, self.max_length, self.min_length = transformer, max_length, min_length
 
     def next_logits(self, source_ids):
         """Yields the logits [batch, vocab] of each step; send it the tokens chosen."""
@@ -477,6 +391,8 @@ class Greedy(keras.Model):
         while True:
             if self.forbid:
                 logits[:, [PAD_ID, START_ID]] = -np.inf
+            if len(out) < self.min_length:
+                logits[:, END_ID] = -np.inf
             chosen = logits.argmax(-1).astype(np.int32)
             if self.stop_at_end:
                 chosen = np.where(finished, PAD_ID, chosen)
@@ -505,9 +421,11 @@ class GreedyWithoutCache(Greedy):
     def call(self, source_ids):
         tokens = np.full((source_ids.shape[0], 1), START_ID, np.int32)
         finished = np.zeros(source_ids.shape[0], bool)
-        for _ in range(self.max_length):
+        for position in range(self.max_length):
             logits = np.array(self.transformer((source_ids, tokens), training=False)[:, -1], dtype=float)
             logits[:, [PAD_ID, START_ID]] = -np.inf
+            if position < self.min_length:
+                logits[:, END_ID] = -np.inf
             chosen = np.where(finished, PAD_ID, logits.argmax(-1)).astype(np.int32)
             tokens = np.concatenate([tokens, chosen[:, None]], axis=1)
             finished |= chosen == END_ID
@@ -548,7 +466,6 @@ def bert_masking(ids, mask_id, rng, rate=0.15, mask_share=0.8, skip_special=True
 # The tables: every check, its right answer, its stub, its typical mistakes, its library shortcut.
 
 RIGHT = {
-    check_padding_share: padding_share,
     check_group_pairs: union_find_groups,
     check_positional_encoding: encoding,
     check_concatenated_encoding: concatenated,
@@ -562,10 +479,8 @@ RIGHT = {
     check_multi_head_attention: MultiHead,
     check_encoder_layer_parameters: encoder_parameters,
     check_feed_forward: lambda x, w1, b1, w2, b2: np.maximum(0, x @ w1 + b1) @ w2 + b2,
-    check_encoder_layer: EncoderLayer,
-    check_decoder_layer: DecoderLayer,
     check_schedule: lrate,
-    check_train_step: step,
+    check_accumulated_step: accumulated,
     check_fit_step: FitStep,
     check_length_penalty: lambda length, alpha: ((5 + length) / 6) ** alpha,
     check_beam_step: beam_step,
@@ -577,8 +492,6 @@ RIGHT = {
 CLASS_STUBS = {
     check_self_attention_layer: SelfAttentionStub,
     check_multi_head_attention: MultiHeadStub,
-    check_encoder_layer: EncoderLayerStub,
-    check_decoder_layer: DecoderLayerStub,
     check_fit_step: FitStepStub,
     check_greedy_translator: GreedyStub,
 }
@@ -586,8 +499,6 @@ STUBS = {check: CLASS_STUBS.get(check, not_written) for check in RIGHT}
 
 NO_POWER = "power -1.5"
 WRONG = [  # (check, answer, what the message must say)
-    (check_padding_share, lambda batch: float((batch != 0).mean()), "share of real tokens"),
-    (check_padding_share, lambda batch: float((batch[:, 1:] == 0).mean()), "first column counts too"),
     (check_group_pairs, lambda pairs: union_find_groups(pairs, normalise=False), "put the pairs at positions"),
     (check_group_pairs, lambda pairs: [source for source, _ in pairs], "put the pairs at positions"),
     (check_group_pairs, lambda pairs: [0], "one label per pair"),
@@ -625,19 +536,12 @@ WRONG = [  # (check, answer, what the message must say)
     (check_feed_forward, lambda x, w1, b1, w2, b2: (x @ w1 + b1) @ w2 + b2, "ReLU is missing"),
     (check_feed_forward, lambda x, w1, b1, w2, b2: np.maximum(0, (x @ w1 + b1) @ w2 + b2),
      "after the first map, not the second"),
-    (check_encoder_layer, EncoderLayerPreLN, "pre-LN"),
-    (check_encoder_layer, EncoderLayerIgnoringPadding, "source padding is not masked"),
-    (check_encoder_layer, EncoderLayerWithoutDropout, "apply dropout"),
-    (check_decoder_layer, DecoderLayerWithoutSelfMask, "self-attention mask is missing"),
-    (check_decoder_layer, DecoderLayerIgnoringSourcePadding, "source padding is not masked"),
-    (check_decoder_layer, DecoderLayerWithoutDropout, "apply dropout"),
     (check_schedule, lambda n, d, w: lrate(n + 1, d, w), "off by one: step_num counts from 1"),
     (check_schedule, lrate_counted_from_zero, "off by one: step_num is already counted from 1"),
     (check_schedule, lambda n, d, w: d**-0.5 * min(n**-0.5, n * w**-0.5), NO_POWER),
-    (check_train_step, lambda m, o, b: step(m, o, b, label_smoothing=0.0), "no label smoothing"),
-    (check_train_step, lambda m, o, b: step(m, o, b, count_padding=True), "padding positions count"),
-    (check_train_step, lambda m, o, b: step(m, o, b, update=False), "no weight changed"),
-    (check_train_step, lambda m, o, b: None, "returned None"),
+    (check_accumulated_step, lambda m, o, b: accumulated(m, o, b, weigh_by_tokens=False), "mean of the two batches"),
+    (check_accumulated_step, lambda m, o, b: accumulated(m, o, b, apply_once=False), "changed 2 times"),
+    (check_accumulated_step, lambda m, o, b: None, "returned None"),
     (check_fit_step, FitStepWithoutSmoothing, "no label smoothing"),
     (check_fit_step, FitStepWithoutUpdate, "no weight changed"),
     (check_fit_step, FitStepNotOverridden, "does not override train_step"),
@@ -657,7 +561,6 @@ WRONG = [  # (check, answer, what the message must say)
 ]
 
 LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library has
-    check_padding_share: lambda batch: tl.padding_fraction(tf.data.Dataset.from_tensors(((batch, batch), batch))),
     check_group_pairs: lambda pairs: splits.connected_groups(pairs),
     check_positional_encoding: lambda n, d: np.asarray(tl.positional_encoding(n, d)),
     check_look_ahead_mask: lambda size: np.asarray(tl.look_ahead_mask(size)),
@@ -671,10 +574,8 @@ LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library h
     check_multi_head_attention: MultiHeadOfTheLibrary,
     check_encoder_layer_parameters: library_parameters,
     check_feed_forward: library_feed_forward,
-    check_encoder_layer: EncoderLayerOfTheLibrary,
-    check_decoder_layer: DecoderLayerOfTheLibrary,
     check_schedule: lambda n, d, w: float(objective.TransformerSchedule(d, w)(n - 1)),
-    check_train_step: lambda model, optimizer, batch: tl.train_step(model, optimizer, batch)[0],
+    check_accumulated_step: lambda model, optimizer, batches: sum(tl.train_step(model, optimizer, b)[0] for b in batches),
     check_fit_step: FitStepOfTheLibrary,
     check_length_penalty: lambda length, alpha: library_decoding.length_penalty(length, alpha),
     check_greedy_translator: GreedyOfTheLibrary,
@@ -695,7 +596,10 @@ def named(table):
 def test_every_check_is_tested_with_a_right_answer_a_stub_two_mistakes_and_the_library():
     checks = {getattr(exercises, name) for name in exercises.__all__ if name.startswith("check_")}
     checks.discard(exercises.check_transformer)  # tested with chapter 6's first run, in test_first_run.py
-    assert len(checks) == 24 and set(RIGHT) == checks == set(STUBS)
+    checks.discard(exercises.check_per_head_attention)  # tested in test_exercises_heads_ch5.py
+    checks.discard(exercises.check_batch_padding_share)  # tested in test_exercises_ch124.py
+    checks -= {exercises.check_add_norm, exercises.check_decoder_layer}  # tested in test_exercises_ch6.py
+    assert len(checks) == 21 and set(RIGHT) == checks == set(STUBS)
     assert all(sum(check is c for c, _, _ in WRONG) >= 2 for check in checks)
     assert set(LIBRARY_SHORTCUTS) == checks - NOTHING_TO_CALL
 

@@ -70,7 +70,7 @@ def _key_and_student(tmp_path, listing: bool = False) -> tuple[Path, Path]:
     ][:4 if listing else 3])
     for name, notebook in (("key", key), ("student", student_notebook(key, "key"))):
         (tmp_path / name).mkdir()
-        nbformat.write(notebook, tmp_path / name / "04_attention.ipynb")
+        nbformat.write(notebook, tmp_path / name / "03_attention.ipynb")
     return tmp_path / "key", tmp_path / "student"
 
 
@@ -79,20 +79,20 @@ def test_a_page_showing_a_line_of_a_solution_is_reported_and_the_student_edition
     site = tmp_path / "html"
     (site / "chapters").mkdir(parents=True)
     clean = "<p>Exercise 1: write the weights.</p><pre>def weights(scores):\n    raise NotImplementedError()</pre>"
-    (site / "chapters" / "04_attention.html").write_text(f"<html><body>{clean}</body></html>")
+    (site / "chapters" / "03_attention.html").write_text(f"<html><body>{clean}</body></html>")
     assert leaked_solutions(site, key, student) == []
     # the code solution, as Pygments marks it up; the answer's prose, with Sphinx's curly quotes
     code = ('<span class="n">shifted</span> <span class="o">=</span> <span class="n">scores</span> '
             '<span class="o">-</span> <span class="n">scores</span><span class="o">.</span>max(axis<span class="o">='
             '</span><span class="o">-</span>1, keepdims<span class="o">=</span>True)')
-    (site / "chapters" / "04_attention.html").write_text(f"<html><body>{clean}<pre>{code}</pre></body></html>")
+    (site / "chapters" / "03_attention.html").write_text(f"<html><body>{clean}<pre>{code}</pre></body></html>")
     (site / "instructors.html").write_text("<p>cancels in the softmax\u2019s ratio, so nothing overflows.</p>")
     assert leaked_solutions(site, key, student) == [
-        "chapters/04_attention.html: shifted = scores - scores.max(axis=-1, keepdims=True)",
+        "chapters/03_attention.html: shifted = scores - scores.max(axis=-1, keepdims=True)",
         "instructors.html: cancels in the softmax's ratio, so nothing overflows."]
     # a line shorter than SHORTEST_LEAK says nothing about the answer
     assert len("return shifted") < SHORTEST_LEAK
-    (site / "chapters" / "04_attention.html").write_text(f"<html><body>{clean}<pre>return shifted</pre></body></html>")
+    (site / "chapters" / "03_attention.html").write_text(f"<html><body>{clean}<pre>return shifted</pre></body></html>")
     assert leaked_solutions(site, key, student) == [
         "instructors.html: cancels in the softmax's ratio, so nothing overflows."]
 
@@ -103,7 +103,7 @@ def test_a_line_the_student_edition_shows_anyway_is_no_leak(tmp_path):
     site.mkdir()
     (site / "page.html").write_text("<pre>shifted = scores - scores.max(axis=-1, keepdims=True)</pre>")
     assert leaked_solutions(site, key, student) == []  # the student edition's listing prints the line
-    notebook = nbformat.read(student / "04_attention.ipynb", 4)
+    notebook = nbformat.read(student / "03_attention.ipynb", 4)
     notebook.cells[-1].outputs = []  # without the listing, the line comes from the key only
-    nbformat.write(notebook, student / "04_attention.ipynb")
+    nbformat.write(notebook, student / "03_attention.ipynb")
     assert leaked_solutions(site, key, student) == ["page.html: shifted = scores - scores.max(axis=-1, keepdims=True)"]

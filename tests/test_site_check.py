@@ -37,18 +37,18 @@ def test_links_to_missing_pages_or_anchors_are_reported_and_others_pass(tmp_path
 def test_chapters_must_hand_out_the_student_edition_by_colab_and_download(tmp_path):
     colab = "https://colab.research.google.com/github/x/y/blob/main"
     (tmp_path / "_sources" / "chapters").mkdir(parents=True)
-    download = tmp_path / "_sources" / "chapters" / "04_attention.ipynb"
+    download = tmp_path / "_sources" / "chapters" / "03_attention.ipynb"
     download.write_text('{"source": ["raise NotImplementedError(\\"hint\\")"]}')
-    page = "chapters/04_attention.html"
-    assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/04_attention.ipynb"]) == []
+    page = "chapters/03_attention.html"
+    assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/03_attention.ipynb"]) == []
     assert student_edition_problems(tmp_path, page, []) == ["no Colab launch link"]
-    full = f"{colab}/chapters/04_attention.ipynb"
+    full = f"{colab}/chapters/03_attention.ipynb"
     assert student_edition_problems(tmp_path, page, [full]) == [f"Colab link not to the student edition: {full}"]
     other = f"{colab}/student/chapters/05_multi_head_attention.ipynb"
     assert student_edition_problems(tmp_path, page, [other]) == [f"Colab link not to the student edition: {other}"]
     download.write_text('{"source": ["# BEGIN SOLUTION\\n"]}')
-    assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/04_attention.ipynb"]) == [
-        "the download _sources/chapters/04_attention.ipynb holds solutions (make book builds the site from the student edition)"]
+    assert student_edition_problems(tmp_path, page, [f"{colab}/student/chapters/03_attention.ipynb"]) == [
+        "the download _sources/chapters/03_attention.ipynb holds solutions (make book builds the site from the student edition)"]
 
 
 # --- Interactive figures (transformer_lib.book.figures) in a real browser ---

@@ -121,6 +121,20 @@ def build_unbuilt(layer, *shapes) -> None:
         layer.build(*shapes)
 
 
+def check_sentence_pairs(inputs) -> None:
+    """Raise a ValueError unless a model's `(source_ids, target_ids)` have the same number of rows
+    (where both are known): row i of each must be the same sentence pair."""
+    if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:
+        return  # not a pair: the model's call says what it expects
+    source_ids, target_ids = inputs
+    source_batch, target_batch = (getattr(ids, "shape", (None,))[0] for ids in (source_ids, target_ids))
+    if source_batch is not None and target_batch is not None and source_batch != target_batch:
+        raise ValueError(
+            f"source_ids has {source_batch} rows but target_ids has {target_batch}; row i of each must be "
+            "the same sentence pair (batch them together, as make_batches does)."
+        )
+
+
 def constructor_arguments(arguments: dict) -> dict:
     """A model's hyperparameters straight from its constructor's `locals()` (without `self`,
     `kwargs` and `__class__`), so that the config can never miss or misspell an argument."""

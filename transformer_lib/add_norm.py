@@ -1,6 +1,6 @@
 """The "Add & Norm" box around every sub-layer (§3.1, §5.4), post-LN or pre-LN.
 
-Post-LN, the paper's choice:  x + sublayer -> LayerNorm(x + Dropout(Sublayer(x)))
+Post-LN, the paper's choice:  LayerNorm(x + Dropout(Sublayer(x)))
 Pre-LN (Xiong et al. 2020):   x + Dropout(Sublayer(LayerNorm(x))), plus one final LayerNorm
                               after the whole stack (see `Encoder` and `Decoder`).
 
@@ -19,13 +19,12 @@ LAYER_NORM_EPSILON = 1e-6
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class AddNorm(keras.layers.Layer):
-    """Residual connection, dropout and layer normalization for one sub-layer.
+    """Residual connection, dropout and layer normalization around one sub-layer.
 
-    Use it in two steps, so the sub-layer itself stays an ordinary call:
+    The sub-layer is handed in as a function of one tensor, so the call reads like the formula:
 
-        h = add_norm.sublayer_input(x)          # LayerNorm(x) for pre-LN, x for post-LN
-        h = sublayer(h)
-        x = add_norm(x, h, training=training)   # the residual sum, normalized for post-LN
+        x = add_norm(x, feed_forward)                                     # FFN(x) wrapped
+        x = add_norm(x, lambda h: attention(h, h, h, mask=mask)[0])       # self-attention wrapped
 
     Args:
         dropout_rate: dropout on the sub-layer output, "before it is added ... and normalized" (§5.4).
@@ -33,10 +32,12 @@ class AddNorm(keras.layers.Layer):
 
     Call arguments:
         x: the sub-layer's input `[batch, seq, d_model]`.
-        sublayer_output: the sub-layer's output, same shape.
+        sublayer: a function `[batch, seq, d_model] -> [batch, seq, d_model]`; it may also return a
+            pair `(output, extra)` (attention returns its weights), and then `extra` is passed on.
+        training: enables dropout.
 
     Returns:
-        `[batch, seq, d_model]`.
+        `[batch, seq, d_model]`, or `([batch, seq, d_model], extra)` when the sub-layer returns a pair.
     """
 
     def __init__(self, dropout_rate: float = 0.1, norm_first: bool = False, **kwargs):
@@ -47,16 +48,29 @@ class AddNorm(keras.layers.Layer):
         self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
         self.dropout = keras.layers.Dropout(dropout_rate)
 
-    def build(self, x_shape, sublayer_output_shape):
+    def build(self, x_shape):
         build_unbuilt(self.norm, x_shape)
 
-    def sublayer_input(self, x):
-        """What the sub-layer reads: LayerNorm(x) for pre-LN, x itself for post-LN."""
-        return self.norm(x) if self.norm_first else x
+    def __call__(self, x, sublayer, **kwargs):
+        # Keras takes only tensors as positional arguments: the function goes in by name.
+        return super().__call__(x, sublayer=sublayer, **kwargs)
 
-    def call(self, x, sublayer_output, training=None):
-        residual = x + self.dropout(sublayer_output, training=training)
-        return residual if self.norm_first else self.norm(residual)
+    def call(self, x, sublayer, training=None):
+        if self.norm_first:  # pre-LN: x + Dropout(Sublayer(LayerNorm(x)))
+            output, extra = _split(sublayer(self.norm(x)))
+            y = x + self.dropout(output, training=training)
+        else:  # post-LN: LayerNorm(x + Dropout(Sublayer(x)))
+            output, extra = _split(sublayer(x))
+            y = self.norm(x + self.dropout(output, training=training))
+        return y if extra is None else (y, extra)
 
     def get_config(self):
         return {**super().get_config(), "dropout_rate": self.dropout_rate, "norm_first": self.norm_first}
+
+
+def _split(result):
+    """A sub-layer's result as `(output, extra)`: `extra` is None for a plain tensor."""
+    if isinstance(result, (tuple, list)):
+        output, extra = result
+        return output, extra
+    return result, None

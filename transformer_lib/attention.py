@@ -115,11 +115,20 @@ class MultiHeadAttention(keras.layers.Layer):
         return ops.reshape(x, (batch, length, self.d_model))  # (B, L, d_model)
 
     def call(self, query, key, value, mask=None):
-        k, v = self.project_key_value(key, value)  # (B, h, S, d_k) each
-        return self.attend(query, k, v, mask)
+        # 1. Project: Q W^Q, K W^K, V W^V for all h heads at once (one d_model x d_model matrix each).
+        q, k, v = self.wq(query), self.wk(key), self.wv(value)  # (B, T, d_model), (B, S, d_model) x 2
+        # 2. Split the projected features into h heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, h, T|S, d_k)
+        # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v.
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
+        # 4. Concat(head_1, ..., head_h), then W^O.
+        return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
+
+    # The cached path (chapter 8's decoding) uses the same weights in two halves: the keys and values
+    # are projected once and kept, and each new query attends to them.
 
     def project_key_value(self, key, value):
-        """K W^K and V W^V, split into heads: two `[B, h, S, d_k]` tensors.
+        """K W^K and V W^V, split into heads: two `[B, h, S, d_k]` tensors (steps 1-2 of `call`).
 
         Decoding computes these once per source sentence (cross-attention) or once per new token
         (self-attention, the key/value cache) instead of at every step.
@@ -127,7 +136,7 @@ class MultiHeadAttention(keras.layers.Layer):
         return self.split_heads(self.wk(key)), self.split_heads(self.wv(value))
 
     def attend(self, query, k, v, mask=None):
-        """The queries' half of the layer, given projected keys and values `[B, h, S, d_k]`."""
+        """`call` for queries against keys and values already projected and split, `[B, h, S, d_k]`."""
         q = self.split_heads(self.wq(query))  # (B, h, T, d_k)
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)

@@ -41,31 +41,26 @@ class DecoderLayer(BaseTransformerLayer):
 
     def build(self, x_shape, encoder_output_shape):
         build_unbuilt(self.self_attention, x_shape, x_shape, x_shape)
-        build_unbuilt(self.self_attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.self_attention_add_norm, x_shape)
         build_unbuilt(self.cross_attention, x_shape, encoder_output_shape, encoder_output_shape)
-        build_unbuilt(self.cross_attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.cross_attention_add_norm, x_shape)
         build_unbuilt(self.feed_forward, x_shape)
-        build_unbuilt(self.feed_forward_add_norm, x_shape, x_shape)
+        build_unbuilt(self.feed_forward_add_norm, x_shape)
 
     def call(self, x, encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None):
-        h = self.self_attention_add_norm.sublayer_input(x)
-        h, _ = self.self_attention(h, h, h, mask=self_attention_mask)  # no peeking at later targets
-        x = self.self_attention_add_norm(x, h, training=training)
-        source_kv = self.cross_attention.project_key_value(encoder_output, encoder_output)
-        return self.attend_to_source(x, source_kv, cross_attention_mask, training)
-
-    def attend_to_source(self, x, source_kv, cross_attention_mask=None, training=None):
-        """Sub-layers 2 and 3, given the encoder output's projected keys and values `source_kv`."""
-        h = self.cross_attention_add_norm.sublayer_input(x)
-        h, cross_weights = self.cross_attention.attend(h, *source_kv, mask=cross_attention_mask)
-        x = self.cross_attention_add_norm(x, h, training=training)
-
-        h = self.feed_forward(self.feed_forward_add_norm.sublayer_input(x))
-        x = self.feed_forward_add_norm(x, h, training=training)
+        # 1. Masked self-attention: target position t sees target positions <= t only.
+        x = self.self_attention_add_norm(
+            x, lambda h: self.self_attention(h, h, h, mask=self_attention_mask)[0], training=training)
+        # 2. Cross-attention: queries from the target, keys and values from the encoder output.
+        x, cross_weights = self.cross_attention_add_norm(
+            x, lambda h: self.cross_attention(h, encoder_output, encoder_output, mask=cross_attention_mask),
+            training=training)
+        # 3. The position-wise feed-forward network.
+        x = self.feed_forward_add_norm(x, self.feed_forward, training=training)
         return x, cross_weights  # (batch, tgt_len, d_model), (batch, heads, tgt_len, src_len)
 
     def step(self, x, offset, cache, source_kv, cross_attention_mask=None):
-        """Incremental decoding: the layer's output for the newest position(s) only.
+        """Incremental decoding: `call` for the newest position(s) only, with a key/value cache.
 
         Args:
             x: `[batch, new, d_model]`, the newest position(s), at `offset`, `offset + 1`, ...
@@ -73,7 +68,7 @@ class DecoderLayer(BaseTransformerLayer):
             cache: `(keys, values)`, each `[batch, num_heads, max_length, d_k]`, preallocated by
                 `Decoder.start_cache`. Slots before `offset` hold the self-attention keys and values
                 of earlier positions, which never change (the look-ahead mask hides later ones).
-            source_kv: the cross-attention keys and values of the encoder output.
+            source_kv: the cross-attention keys and values of the encoder output, projected once.
             cross_attention_mask: the source padding mask, `[batch, 1, 1, src_len]`.
 
         Returns:
@@ -81,17 +76,22 @@ class DecoderLayer(BaseTransformerLayer):
             of the cache; no shape changes. With `new = 1` this matches `call` on the whole prefix, at
             the cost of one position.
         """
-        h = self.self_attention_add_norm.sublayer_input(x)
-        new_keys, new_values = self.self_attention.project_key_value(h, h)  # (batch, heads, new, d_k)
-        keys = ops.slice_update(cache[0], (0, 0, offset, 0), new_keys)  # (batch, heads, max_length, d_k)
-        values = ops.slice_update(cache[1], (0, 0, offset, 0), new_values)
-        new, slots = ops.shape(x)[1], ops.shape(keys)[2]
-        # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
-        blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
-        h, _ = self.self_attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
-        x = self.self_attention_add_norm(x, h, training=False)
-        x, cross_weights = self.attend_to_source(x, source_kv, cross_attention_mask, training=False)
-        return x, (keys, values), cross_weights
+
+        def cached_self_attention(h):
+            new_keys, new_values = self.self_attention.project_key_value(h, h)  # (batch, heads, new, d_k)
+            keys = ops.slice_update(cache[0], (0, 0, offset, 0), new_keys)  # (batch, heads, max_length, d_k)
+            values = ops.slice_update(cache[1], (0, 0, offset, 0), new_values)
+            new, slots = ops.shape(h)[1], ops.shape(keys)[2]
+            # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
+            blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
+            h, _ = self.self_attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
+            return h, (keys, values)
+
+        x, cache = self.self_attention_add_norm(x, cached_self_attention, training=False)
+        x, cross_weights = self.cross_attention_add_norm(
+            x, lambda h: self.cross_attention.attend(h, *source_kv, mask=cross_attention_mask), training=False)
+        x = self.feed_forward_add_norm(x, self.feed_forward, training=False)
+        return x, cache, cross_weights
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")

@@ -79,17 +79,15 @@ class EncoderLayer(BaseTransformerLayer):
 
     def build(self, x_shape):
         build_unbuilt(self.self_attention, x_shape, x_shape, x_shape)
-        build_unbuilt(self.attention_add_norm, x_shape, x_shape)
+        build_unbuilt(self.attention_add_norm, x_shape)
         build_unbuilt(self.feed_forward, x_shape)
-        build_unbuilt(self.feed_forward_add_norm, x_shape, x_shape)
+        build_unbuilt(self.feed_forward_add_norm, x_shape)
 
     def call(self, x, padding_mask=None, training=None):
-        h = self.attention_add_norm.sublayer_input(x)
-        h, _ = self.self_attention(h, h, h, mask=padding_mask)  # each position attends to all real tokens
-        x = self.attention_add_norm(x, h, training=training)
-
-        h = self.feed_forward(self.feed_forward_add_norm.sublayer_input(x))
-        return self.feed_forward_add_norm(x, h, training=training)  # (batch, src_len, d_model)
+        # 1. Self-attention: every position attends to every real (non-padding) source token.
+        x = self.attention_add_norm(x, lambda h: self.self_attention(h, h, h, mask=padding_mask)[0], training=training)
+        # 2. The position-wise feed-forward network.
+        return self.feed_forward_add_norm(x, self.feed_forward, training=training)  # (batch, src_len, d_model)
 
 
 class Stack(keras.layers.Layer):

@@ -27,8 +27,9 @@ def padding_mask(token_ids, pad_id: int = PAD_ID):
         pad_id: the id used for padding.
 
     Returns:
-        float32 `[batch, 1, 1, seq]`: 1.0 where the token is padding. The two unit axes broadcast
-        over heads and query positions, because padding is a property of the *keys*.
+        float32 `[batch, 1, 1, seq]`: 1.0 where the token is padding. The last unit axis broadcasts
+        over the query positions, because padding is a property of the *keys*; the first one over
+        the attention heads of chapter 5 (every head hides the same padding).
     """
     token_ids = ops.convert_to_tensor(token_ids)
     if len(token_ids.shape) != 2:

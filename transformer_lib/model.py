@@ -9,7 +9,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import build_unbuilt, constructor_arguments
+from transformer_lib._checks import build_unbuilt, check_sentence_pairs, constructor_arguments
 from transformer_lib.decoder import Decoder
 from transformer_lib.encoder import Encoder
 from transformer_lib.positional_encoding import PositionalEmbedding
@@ -87,15 +87,13 @@ class Transformer(keras.Model):
 
     def call(self, inputs, training=None):
         source_ids, target_ids = inputs
-        source_batch, target_batch = source_ids.shape[0], target_ids.shape[0]
-        if source_batch is not None and target_batch is not None and source_batch != target_batch:
-            raise ValueError(
-                f"source_ids has {source_batch} rows but target_ids has {target_batch}; row i of each must be "
-                "the same sentence pair (batch them together, as make_batches does)."
-            )
         encoder_output = self.encoder(source_ids, training=training)  # (batch, src_len, d_model)
         x, _ = self.decoder(target_ids, encoder_output, source_ids, training=training)  # (batch, tgt_len, d_model)
         return self.project(x)
+
+    def __call__(self, inputs, *args, **kwargs):
+        check_sentence_pairs(inputs)  # before any work: row i of each input is one sentence pair
+        return super().__call__(inputs, *args, **kwargs)
 
     def project(self, x):
         """Decoder output `[batch, len, d_model]` -> float32 logits `[batch, len, target_vocab_size]`."""

@@ -6,9 +6,11 @@ function, so the reader always sees where the current piece sits.
 
 The "idea" diagrams each draw one mechanism:
 
-    masks_diagram                padding, look-ahead and combined masks (chapter 3)   masks.py
-    qkv_diagram                  scaled dot-product attention as a flow (chapter 4)   attention.py
-    heads_diagram                split heads, attend, merge heads, W^O (chapter 5)    attention.py
+    masks_diagram                padding, look-ahead and combined masks (chapter 4)   masks.py
+    lookup_diagram               a dict lookup against attention's soft one (ch. 3)   lookup.py
+    token_flow_diagram           one token's query meeting every key (chapter 3)      lookup.py
+    qkv_diagram                  scaled dot-product attention as a flow (chapter 3)   attention.py
+    heads_diagram                per-head W_i^Q, W_i^K, W_i^V, Eq. 1, Concat, W^O (ch. 5) attention.py
     layer_norm_placement_diagram post-LN and pre-LN sub-layers (chapter 6)            layer_norm.py
     teacher_forcing_diagram      decoder input vs labels in training (chapter 7)      teacher_forcing.py
     kv_cache_diagram             the growing key/value cache (chapter 8)              decoding.py
@@ -24,10 +26,12 @@ from transformer_lib.book.diagrams.architecture import PARTS, architecture_diagr
 from transformer_lib.book.diagrams.attention import heads_diagram, qkv_diagram
 from transformer_lib.book.diagrams.decoding import BEAM_MODEL, beam_tree_diagram, kv_cache_diagram
 from transformer_lib.book.diagrams.layer_norm import layer_norm_placement_diagram
+from transformer_lib.book.diagrams.lookup import lookup_diagram, token_flow_diagram
 from transformer_lib.book.diagrams.masks import masks_diagram
 from transformer_lib.book.diagrams.teacher_forcing import teacher_forcing_diagram
 
 __all__ = [
+    "lookup_diagram", "token_flow_diagram",
     "BEAM_MODEL", "EDGE", "HIGHLIGHT", "MUTED", "PARTS",
     "architecture_diagram", "beam_tree_diagram", "heads_diagram", "kv_cache_diagram",
     "layer_norm_placement_diagram", "masks_diagram", "qkv_diagram", "teacher_forcing_diagram",

@@ -1,4 +1,4 @@
-"""Attention as a flow (chapter 4, §3.2.1) and split into heads (chapter 5, §3.2.2)."""
+"""Attention as a flow (chapter 3, §3.2.1) and multi-head attention (chapter 5, §3.2.2)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from transformer_lib.book.diagrams._draw import EDGE, HIGHLIGHT, MUTED, _arrow, 
 
 
 def qkv_diagram(ax=None):
-    """Scaled dot-product attention (§3.2.1, chapter 4) as a flow from Q, K and V to the output.
+    """Scaled dot-product attention (§3.2.1, chapter 3) as a flow from Q, K and V to the output.
 
     Args:
         ax: draw into this Axes (default: a new figure).
@@ -40,46 +40,55 @@ def qkv_diagram(ax=None):
     return ax
 
 
-def heads_diagram(num_heads=4, ax=None):
-    """Multi-head attention (§3.2.2, chapter 5): split the features into heads, attend, merge, project.
+HEAD_SHADES = [HIGHLIGHT, "#9fc5e8", "#b6d7a8", "#ea9999"]  # one colour per head, followed into the Concat
+
+
+def heads_diagram(num_heads=3, ax=None):
+    """Multi-head attention (§3.2.2, chapter 5) as the paper writes it: every head projects x with its
+    own W_i^Q, W_i^K, W_i^V (d_model -> d_k), runs Eq. 1 on its q, k, v, and the heads' outputs are
+    concatenated and mixed by W^O.
 
     Args:
-        num_heads: how many heads to draw, from 1 to 8 (the paper uses 8).
+        num_heads: how many heads to draw, from 1 to 4 (the paper uses 8; the drawing stays readable up to 4).
         ax: draw into this Axes (default: a new figure).
     """
     from matplotlib.patches import Rectangle
 
-    _require_count("num_heads", num_heads, 8, 4)
-    shades = [HIGHLIGHT, "#fbe3a8"]  # neighbouring heads alternate, so each slice can be followed
-    ax = _axes(ax, (0, 12.4), (-0.45, 5.0))
-    block_y, block_height, width = 1.2, 2.0, 2.0  # the [len, d_model] blocks
-
-    def sliced_block(x0, gid, label):
-        for h in range(num_heads):
-            ax.add_patch(Rectangle((x0 + h * width / num_heads, block_y), width / num_heads, block_height,
-                                   facecolor=shades[h % 2], edgecolor=EDGE, gid=gid))
-        ax.text(x0 + width / 2, block_y + block_height + 0.15, label, ha="center", va="bottom", fontsize=8.5)
-
-    sliced_block(0.3, "input", "x: [len, d_model]")
-    sliced_block(7.5, "merge", "concatenated:\n[len, d_model]")
-    middle = block_y + block_height / 2
-    row = 4.4 / num_heads  # each head's share of the height
+    _require_count("num_heads", num_heads, 4, 3)
+    ax = _axes(ax, (0, 14), (0, 7.4))
+    top, bottom = 6.4, 0.3
+    row = (top - bottom) / num_heads  # each head's share of the height
+    middle = (top + bottom) / 2
+    _box(ax, 0.9, middle, "x\n[len,\nd_model]", "input", MUTED, width=1.1, height=(top - bottom) * 0.95, fontsize=8.5)
+    box_height = min(0.5, 0.22 * row)
+    step = box_height + min(0.15, 0.07 * row)
     for h in range(num_heads):
-        y = 4.5 - (h + 0.5) * row
-        height = min(0.6, 0.75 * row)
-        ax.add_patch(Rectangle((3.4, y - height / 2), 0.45, height, facecolor=shades[h % 2], edgecolor=EDGE,
+        y = top - (h + 0.5) * row
+        shade = HEAD_SHADES[h]
+        for offset, name in ((step, "Q"), (0, "K"), (-step, "V")):  # W_i^Q, W_i^K, W_i^V: d_model -> d_k
+            _box(ax, 2.95, y + offset, f"$W_{{{h + 1}}}^{{{name}}}$", "projection", shade, width=1.0,
+                 height=box_height, fontsize=8.5)
+            _arrow(ax, 1.45, y + offset, 2.42, y + offset)
+            _arrow(ax, 3.48, y + offset, 4.38, y)  # q, k and v meet in the head's attention
+        head_height = min(0.9, 0.55 * row)
+        _box(ax, 5.3, y, f"head {h + 1}: Eq. 1", "head", shade, width=1.8, height=head_height, fontsize=8.5)
+        slice_height = min(0.7, 0.45 * row)
+        ax.add_patch(Rectangle((6.8, y - slice_height / 2), 0.4, slice_height, facecolor=shade, edgecolor=EDGE,
                                gid="slice"))
-        _box(ax, 5.3, y, f"head {h + 1}: attention", "head", shades[h % 2], width=2.0, height=height,
-             fontsize=8.5 if row > 0.45 else 8)
-        _arrow(ax, 2.35, middle, 3.4, y)  # split heads
-        _arrow(ax, 3.85, y, 4.28, y)
-        _arrow(ax, 6.32, y, 7.45, middle)  # merge heads
-    ax.text(2.9, 4.75, "split heads", ha="center", fontsize=8.5)
-    slice_size = f"[len, d_model/{num_heads}]" + " each" * (num_heads > 1)
-    ax.text(3.62, 4.5 - (num_heads - 0.5) * row - height / 2 - 0.08, slice_size, ha="center", va="top", fontsize=8)
-    ax.text(6.9, 4.75, "merge heads", ha="center", fontsize=8.5)
-    _box(ax, 10.75, middle, r"dense $W^O$", "dense", MUTED, width=1.2, height=0.7)
-    _arrow(ax, 9.55, middle, 10.12, middle)
-    _arrow(ax, 11.38, middle, 12.0, middle)
-    ax.text(11.7, middle - 0.45, "[len,\nd_model]", ha="center", va="top", fontsize=8)
+        _arrow(ax, 6.22, y, 6.78, y)
+        _arrow(ax, 7.22, y, 8.15, middle)  # into the Concat
+    ax.text(7.0, top - (num_heads - 0.5) * row - slice_height / 2 - 0.08, "[len, d_k]" + " each" * (num_heads > 1),
+            ha="center", va="top", fontsize=8)
+    width = 1.6
+    for h in range(num_heads):  # the Concat: head 1's d_k features first, then head 2's, ...
+        ax.add_patch(Rectangle((8.2 + h * width / num_heads, middle - 1.0), width / num_heads, 2.0,
+                               facecolor=HEAD_SHADES[h], edgecolor=EDGE, gid="concat"))
+    ax.text(9.0, middle + 1.12, "Concat\n[len, h·d_k]", ha="center", va="bottom", fontsize=8.5)
+    _box(ax, 11.05, middle, r"$W^O$", "dense", MUTED, width=1.1, height=0.7)
+    _arrow(ax, 9.82, middle, 10.47, middle)
+    _arrow(ax, 11.63, middle, 12.35, middle)
+    ax.text(13.1, middle, "output\n[len,\nd_model]", ha="center", va="center", fontsize=8)
+    ax.text(2.95, 6.95, "$W_i^Q, W_i^K, W_i^V$:\nd_model → d_k", ha="center", va="center", fontsize=8.5)
+    ax.text(5.3, 6.95, "Eq. 1 per head,\non its own q, k, v", ha="center", va="center", fontsize=8.5)
+    ax.text(11.05, middle + 0.5, "d_model →\nd_model", ha="center", va="bottom", fontsize=8)
     return ax

@@ -1,4 +1,4 @@
-"""The masks of a padded batch (chapter 3, §3.2.3): padding, look-ahead and the decoder's combined mask."""
+"""The masks of a padded batch (chapter 4, §3.2.3): padding, look-ahead and the decoder's combined mask."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _draw_grid(ax, grid, gid, title, x0, top, tokens):
 
 
 def masks_diagram(lengths=(5, 3), ax=None):
-    """The masks of a padded batch (chapter 3), drawn for its shortest sequence.
+    """The masks of a padded batch (chapter 4), drawn for its shortest sequence.
 
     Polarity as in `transformer_lib.masks`: 1 (dark) = blocked, 0 (light) = may attend. Three grids:
     the padding mask (one row: it blocks keys, whatever the query), the look-ahead mask (above the

@@ -18,23 +18,28 @@ from transformer_lib.book.exercises.attention import (
     check_self_attention_layer,
 )
 from transformer_lib.book.exercises.basics import (
+    check_batch_padding_share,
     check_combined_mask,
     check_concatenated_encoding,
     check_group_pairs,
     check_look_ahead_mask,
-    check_padding_share,
     check_positional_encoding,
 )
 from transformer_lib.book.exercises.bert import check_bert_masking, check_masked_mean
 from transformer_lib.book.exercises.decoding import check_beam_step, check_greedy_translator, check_length_penalty
-from transformer_lib.book.exercises.heads import check_merge_heads, check_multi_head_attention, check_split_heads
+from transformer_lib.book.exercises.heads import (
+    check_merge_heads,
+    check_multi_head_attention,
+    check_per_head_attention,
+    check_split_heads,
+)
 from transformer_lib.book.exercises.layers import (
+    check_add_norm,
     check_decoder_layer,
-    check_encoder_layer,
     check_encoder_layer_parameters,
     check_feed_forward,
 )
-from transformer_lib.book.exercises.training import check_fit_step, check_schedule, check_train_step
+from transformer_lib.book.exercises.training import check_accumulated_step, check_fit_step, check_schedule
 from transformer_lib.book.exercises.transformer import check_transformer
 
 

@@ -1,4 +1,4 @@
-"""Checks for chapter 4: Eq. 1 in NumPy, causal self-attention, and a self-attention layer in Keras."""
+"""Checks for chapter 3 (Eq. 1 in NumPy, a self-attention layer in Keras) and chapter 4 (causal self-attention)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,32 @@ import numpy as np
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
 
 
-def reference_attention(q, k, v, mask=None, scale=True, polarity=1.0, float32=False):
-    """Eq. 1 in float64, written from the paper (mask: 1.0 = blocked). `scale=False` and
-    `polarity=-1` give what two common mistakes compute (no sqrt(d_k); the mask's meaning reversed).
+def reference_attention(q, k, v, mask=None, scale=True, polarity=1.0, float32=False, axis=-1):
+    """Eq. 1 in float64, written from the paper (mask: 1.0 = blocked). `scale=False`, `scale="d_k"`,
+    `polarity=-1` and `axis=-2` give what common mistakes compute (no sqrt(d_k); d_k for sqrt(d_k); the
+    mask's meaning reversed; the softmax over the queries instead of the keys).
     `float32=True` rounds the masked scores as float32 code does: a row whose keys are all blocked
     then gets uniform weights (in float64 it keeps its softmax), which is what a reversed mask gives."""
-    scores = q @ np.swapaxes(k, -1, -2) / (np.sqrt(k.shape[-1]) if scale else 1.0)
+    divisor = {True: np.sqrt(k.shape[-1]), False: 1.0, "d_k": k.shape[-1]}[scale]
+    scores = q @ np.swapaxes(k, -1, -2) / divisor
     if mask is not None:
         blocked = mask if polarity > 0 else 1 - mask
         scores = scores - 1e9 * blocked
         if float32:
             scores = scores.astype(np.float32).astype(float)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = weights / weights.sum(axis=-1, keepdims=True)
+    weights = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    weights = weights / weights.sum(axis=axis, keepdims=True)
     return weights @ v, weights
 
 
 def attention_hints(q, k, v, mask) -> list:
     hints = [(reference_attention(q, k, v, mask, scale=False)[0],
-              "the scores are not divided by sqrt(d_k) (Eq. 1 scales them so the softmax does not saturate).")]
+              "the scores are not divided by sqrt(d_k) (Eq. 1 scales them so the softmax does not saturate)."),
+             (reference_attention(q, k, v, mask, scale="d_k")[0],
+              "the scores are divided by d_k; Eq. 1 divides them by its square root, sqrt(d_k)."),
+             *((reference_attention(q, k, v, mask, axis=-2, float32=float32)[0],
+                "the softmax runs over the queries: each query's weights must sum to 1 over the keys (the last axis).")
+               for float32 in (False, True))]
     if mask is not None:
         hints += [(reference_attention(q, k, v, mask, polarity=-1, float32=float32)[0],
                    "the mask's polarity is reversed: 1.0 means blocked, so add mask * -1e9 to the scores.")
@@ -42,7 +49,7 @@ def _library_attention():
 
 @exercise("attention in NumPy", "your attention matches Eq. 1, masked and unmasked.")
 def check_attention(fn) -> None:
-    """Exercise (chapter 4): `fn(q, k, v, mask)` in NumPy returns Eq. 1's output (mask: 1.0 = blocked)."""
+    """Exercise (chapter 3): `fn(q, k, v, mask)` in NumPy returns Eq. 1's output (mask: 1.0 = blocked)."""
     rng = np.random.default_rng(0)
     for t, s, d in [(5, 5, 8), (2, 3, 4)]:
         q, k, v = rng.normal(size=(t, d)), rng.normal(size=(s, d)), rng.normal(size=(s, d))
@@ -98,7 +105,7 @@ def _gradients(layer, x, mask, probe):
 
 @exercise("the SelfAttention layer", "your layer computes Eq. 1 on its own projections, and its gradients agree.")
 def check_self_attention_layer(cls) -> None:
-    """Exercise (chapter 4): `cls(d_k)` is a Keras layer with weights `w_q`, `w_k`, `w_v`
+    """Exercise (chapter 3): `cls(d_k)` is a Keras layer with weights `w_q`, `w_k`, `w_v`
     (`[d_model, d_k]`, made in `build`) whose `call(x, attention_mask=None)` returns one head of
     self-attention `[batch, length, d_k]`; the mask (1.0 = blocked) broadcasts to `[batch, T, S]`."""
     import tensorflow as tf

@@ -1,4 +1,4 @@
-"""Checks for chapters 1-3: the data, the positional encoding and the masks (NumPy exercises)."""
+"""Checks for chapters 1, 2 and 4: the data, the positional encoding and the masks (NumPy exercises)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,42 @@ from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask
 from transformer_lib.positional_encoding import positional_encoding
 
 
-@exercise("the padding share", "that is the fraction of the computation spent on padding.")
-def check_padding_share(fn) -> None:
-    """Exercise (chapter 1): `fn(batch)` returns the share of padding (id 0) in one `[batch, len]` array."""
-    from transformer_lib.data import padding_fraction
+def _batch_padding(lengths, batch_size: int, sort: bool = False, whole: bool = False, drop_last: bool = False):
+    """The padding share of `lengths` cut into batches of `batch_size` in the given order (float64),
+    or what three slips compute: sorting first, one rectangle for all, the last short batch left out."""
+    lengths = sorted(lengths) if sort else list(lengths)
+    if whole:
+        return 1 - sum(lengths) / (max(lengths) * len(lengths))
+    batches = [lengths[start:start + batch_size] for start in range(0, len(lengths), batch_size)]
+    if drop_last and len(batches) > 1 and len(batches[-1]) < batch_size:
+        batches = batches[:-1]
+    pads = sum(max(batch) * len(batch) - sum(batch) for batch in batches)
+    return pads / sum(max(batch) * len(batch) for batch in batches)
 
-    for rows in ([[1, 5, 2, 0], [1, 2, 0, 0]], [[1, 7, 7, 2]], [[1, 2, 0, 0, 0, 0]]):
-        batch = np.array(rows, np.int32)
-        expected = float((batch == 0).mean())
-        yours = call_answer("padding share", fn, [padding_fraction], batch.copy())
-        compare("padding share", yours, expected, f"batch={rows}",
-                hints=[(1 - expected, "you computed the share of real tokens; padding is id 0."),
-                       ((batch[:, 1:] == 0).mean(), "the first column counts too (START is a real token).")])
+
+BATCH_PADDING_CASES = [([3, 5, 2, 7, 4], 2), ([9, 1, 8, 2, 7, 3, 6, 4], 4), ([4, 4, 4], 3), ([6, 2, 5], 1),
+                       ([12, 3, 3, 11, 4, 10, 2, 9, 5], 3)]
+
+
+@exercise("the padding share of a batching", "that share of every rectangle is computation spent on padding.")
+def check_batch_padding_share(fn) -> None:
+    """Exercise (chapter 1): `fn(lengths, batch_size)` cuts the sentence lengths into batches of
+    `batch_size` in the order given (the last batch may be smaller), pads each batch to its longest
+    sentence and returns the share of padding among all the positions of all the batches."""
+    from transformer_lib.data import make_batches, padding_fraction
+
+    for lengths, batch_size in BATCH_PADDING_CASES:
+        expected = _batch_padding(lengths, batch_size)
+        yours = call_answer("batch padding share", fn, [padding_fraction, make_batches], list(lengths), batch_size)
+        hints = [(1 - expected, "you computed the share of real tokens; the question is the share of padding."),
+                 (_batch_padding(lengths, batch_size, sort=True),
+                  "you sorted the lengths: keep the order given (the caller sorts or shuffles them)."),
+                 (_batch_padding(lengths, batch_size, whole=True),
+                  "each batch is padded to its own longest sentence, not to the longest of all."),
+                 (_batch_padding(lengths, batch_size, drop_last=True),
+                  "the last batch, smaller than batch_size, counts too.")]
+        compare("batch padding share", yours, expected, f"lengths={lengths}, batch_size={batch_size}",
+                hints=[(value, message) for value, message in hints if not np.isclose(value, expected)])
 
 
 def _partition(labels) -> set[frozenset[int]]:
@@ -98,7 +122,7 @@ def _mask_hints(expected, blocks_self, transposed) -> list:
 
 @exercise("the look-ahead mask", "position i sees positions 0..i, and 1.0 marks the ones it may not see.")
 def check_look_ahead_mask(fn) -> None:
-    """Exercise (chapter 3): `fn(size)` blocks (1.0) every key after the query's own position."""
+    """Exercise (chapter 4): `fn(size)` blocks (1.0) every key after the query's own position."""
     for size in (5, 2, 1):  # a real case first: size 1 hides most mistakes
         expected = np.triu(np.ones((size, size)), k=1)
         yours = call_answer("look-ahead mask", fn, [look_ahead_mask, decoder_mask], size)
@@ -108,7 +132,7 @@ def check_look_ahead_mask(fn) -> None:
 
 @exercise("the combined mask", "a key is blocked when it is in the future or when it is padding.")
 def check_combined_mask(fn) -> None:
-    """Exercise (chapter 3): `fn(target_ids)` combines the look-ahead and padding masks."""
+    """Exercise (chapter 4): `fn(target_ids)` combines the look-ahead and padding masks."""
     for ids in ([[1, 2, 3, 4], [7, 8, 0, 0]], [[5, 6, 0]]):
         ids = np.array(ids)
         future = np.triu(np.ones((ids.shape[1], ids.shape[1])), k=1)

@@ -1,5 +1,5 @@
 """Checks for chapter 8: the length penalty, one step of beam search, and greedy decoding with the
-key/value cache written as a Keras model."""
+key/value cache and a minimum length, written as a Keras model."""
 
 from __future__ import annotations
 
@@ -48,16 +48,19 @@ def check_beam_step(fn) -> None:
         compare("beam step: the tokens", tokens, best % vocab, context)
 
 
-def reference_greedy(model, source_ids, max_length, stop=True, forbid=True):
+def reference_greedy(model, source_ids, max_length, stop=True, forbid=True, min_length=0):
     """Greedy decoding without a cache, written out: the whole prefix through the model at every
-    step. `stop=False` and `forbid=False` show what two common slips produce."""
+    step; END is not allowed among the first `min_length` tokens. `stop=False` and `forbid=False`
+    show what two common slips produce."""
     batch = source_ids.shape[0]
     tokens = np.full((batch, 1), START_ID, np.int32)
     finished = np.zeros(batch, bool)
-    for _ in range(max_length):
+    for step in range(max_length):
         logits = np.asarray(model((source_ids, tokens), training=False))[:, -1].astype(float)
         if forbid:
             logits[:, [PAD_ID, START_ID]] = -np.inf
+        if step < min_length:
+            logits[:, END_ID] = -np.inf
         next_ids = logits.argmax(-1).astype(np.int32)
         if stop:
             next_ids = np.where(finished, PAD_ID, next_ids)
@@ -97,24 +100,36 @@ def _random_model(seed: int, scale: float):
     return model, source
 
 
-@exercise("the greedy translator", "your model decodes exactly as tl.greedy_decode, with the key/value cache.")
+CASES = ((10, 1.0, 2), (5, 0.3, 3), (1, 1.0, 0), (6, 0.3, 4))  # (seed, scale, min_length): END comes early in some
+
+
+@exercise("the greedy translator", "your model decodes greedily with the key/value cache, and END waits for "
+          "min_length tokens.")
 def check_greedy_translator(cls) -> None:
-    """Exercise (chapter 8): `cls(transformer, max_length)` is a Keras model whose `call(source_ids)`
-    returns the greedy translation ids `[batch, <= max_length]` (no START; END, then padding 0), using
+    """Exercise (chapter 8): `cls(transformer, max_length, min_length)` is a Keras model whose
+    `call(source_ids)` returns the greedy translation ids `[batch, <= max_length]` (no START; END, then
+    padding 0) in which END never comes among the first `min_length` tokens, using
     `transformer.encoder`, `transformer.decoder.start_cache`, `transformer.decoder.step` and
     `transformer.project`: one new position per step, never the whole prefix again."""
     from transformer_lib import decoding
 
     forbidden = [decoding.greedy_decode, decoding.greedy_loop, decoding.beam_search, decoding.Translator]
-    for seed, scale in ((1, 1.0), (5, 0.3), (3, 1.0)):
+    for seed, scale, min_length in CASES:
         model, source = _random_model(seed, scale)
-        expected = reference_greedy(model, source, 8)
-        context = f"a random tiny model (seed {seed}, scale {scale}) on a batch of 3 sources, 2 of them padded, max_length=8"
-        yours = call_answer("greedy translator", lambda: cls(model, 8)(source), forbidden)
-        hints = [(_padded(reference_greedy(model, source, 8, stop=False), 8),
+        expected = reference_greedy(model, source, 8, min_length=min_length)
+        context = (f"a random tiny model (seed {seed}, scale {scale}) on a batch of 3 sources, 2 of them padded, "
+                   f"max_length=8, min_length={min_length}")
+        yours = call_answer("greedy translator", lambda: cls(model, 8, min_length)(source), forbidden)
+        hints = [(_padded(reference_greedy(model, source, 8, stop=False, min_length=min_length), 8),
                   "a row goes on after its END: once a row has produced END, it gets padding (0)."),
-                 (_padded(reference_greedy(model, source, 8, forbid=False), 8),
-                  "padding (0) and START must never be generated: give them -inf before the argmax.")]
+                 (_padded(reference_greedy(model, source, 8, forbid=False, min_length=min_length), 8),
+                  "padding (0) and START must never be generated: give them -inf before the argmax."),
+                 (_padded(reference_greedy(model, source, 8), 8),
+                  f"END came among the first {min_length} tokens: it may not be chosen before min_length tokens."),
+                 (_padded(reference_greedy(model, source, 8, min_length=min_length + 1), 8),
+                  f"off by one: END may be token number {min_length + 1}, right after min_length={min_length} tokens."),
+                 (_padded(reference_greedy(model, source, 8, min_length=min_length - 1), 8),
+                  f"off by one: END may not be among the first {min_length} tokens (steps 0 to {min_length - 1}).")]
         compare("greedy translator", _padded(yours, 8), _padded(expected, 8), context, hints)
     _require_cache(cls, *_random_model(1, 1.0))
 
@@ -130,7 +145,7 @@ def _require_cache(cls, model, source) -> None:
 
     type(model).call = counting
     try:
-        cls(model, 8)(source)
+        cls(model, 8, 2)(source)
     finally:
         type(model).call = original
     if calls:

@@ -1,5 +1,6 @@
-"""Checks for chapter 7: the learning rate of §5.3, one training step, and the step as a Keras
-model's `train_step`, so that `model.fit` runs it."""
+"""Checks for chapter 7: the learning rate of §5.3, one training step (with gradient accumulation
+over several batches, and plain), and the step as a Keras model's `train_step`, so that `model.fit`
+runs it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import keras
 import numpy as np
 
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
+
+
+PLAIN_RATE = 0.5  # the training-step checks use plain gradient descent: every difference in a gradient shows
 
 
 class BatchLogs(keras.callbacks.Callback):
@@ -89,44 +93,26 @@ def _compare_updates(name, model, reference, weights, loss, expected_loss, hints
         raise AssertionError(f"{name}: no weight changed. Take the gradients with the tape and call "
                              "optimizer.apply_gradients(zip(gradients, model.trainable_variables)).")
     for variable, mine, theirs in zip(model.weights, model.get_weights(), reference.get_weights()):
-        compare(f"{name}: weight {variable.path} after the update", mine, theirs, "one update of Adam with the §5.3 schedule")
-
-
-@exercise("the training step", "the same loss and the same weights after the update as tl.train_step.")
-def check_train_step(fn) -> None:
-    """Exercise (chapter 7): `fn(model, optimizer, batch)` makes one update and returns the batch's loss.
-
-    It runs beside the library's `train_step` on two copies of one tiny model (no dropout, so both
-    see the same forward pass), on a batch with padding, and compares the loss and every weight after
-    the update.
-    """
-    from transformer_lib.objective import make_optimizer
-    from transformer_lib.training import train_step
-
-    (model, reference), weights, batch = _tiny_models()
-    hints = loss_hints(reference, batch)
-    yours = call_answer("train step", fn, [train_step], model, make_optimizer(16, 10), batch)
-    if yours is None:
-        raise AssertionError("train step: your function returned None; return the loss of the batch.")
-    expected, _ = train_step(reference, make_optimizer(16, 10), batch)
-    _compare_updates("train step", model, reference, weights, yours, expected, hints)
+        compare(f"{name}: weight {variable.path} after the update", mine, theirs, "one update of plain gradient descent")
 
 
 @exercise("train_step for model.fit", "model.fit runs your step: the same loss and weights as tl.train_step.")
 def check_fit_step(cls) -> None:
     """Exercise (chapter 7): `cls` is a subclass of `tl.Transformer` whose `train_step(self, data)`
     makes one update on `data = ((source, target_in), target_out)` and returns `{"loss": loss}`, so
-    that `model.fit(dataset)` trains with it."""
+    that `model.fit(dataset)` trains with it. The check compiles it with plain gradient descent: Adam's
+    first step moves every weight by about the learning rate, whatever the size of its gradient, so
+    float noise in a gradient that should be zero (the attention keys' bias) would show as a
+    difference."""
     import tensorflow as tf
 
-    from transformer_lib.objective import make_optimizer
     from transformer_lib.training import train_step
 
     if getattr(cls, "train_step", None) is keras.Model.train_step:
         raise AssertionError("train_step for model.fit: the class does not override train_step(self, data).")
     (model, reference), weights, batch = _tiny_models(cls)
     hints = loss_hints(reference, batch)
-    model.compile(optimizer=make_optimizer(16, 10), jit_compile=False)
+    model.compile(optimizer=keras.optimizers.SGD(PLAIN_RATE), jit_compile=False)
     dataset = tf.data.Dataset.from_tensors(batch)
     record = BatchLogs()  # each batch's logs as train_step returned them (the epoch's come from compiled metrics)
     call_answer("train_step for model.fit", model.fit, [train_step], dataset, epochs=1, verbose=0,
@@ -134,5 +120,85 @@ def check_fit_step(cls) -> None:
     logs = record.logs
     if not logs or "loss" not in logs[0]:
         raise AssertionError("train_step for model.fit: return a dict with the batch's loss: {'loss': loss}.")
-    expected, _ = train_step(reference, make_optimizer(16, 10), batch)
+    expected, _ = train_step(reference, keras.optimizers.SGD(PLAIN_RATE), batch)
     _compare_updates("train_step for model.fit", model, reference, weights, logs[0]["loss"], expected, hints)
+
+
+def _uneven_batches():
+    """Two batches of different lengths and different numbers of real target tokens (7 and 3), and
+    the same pairs joined into one batch, padded to the longer lengths."""
+    first = ((np.array([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], np.int32), np.array([[1, 9, 10, 11], [1, 12, 0, 0]], np.int32)),
+             np.array([[9, 10, 11, 2], [12, 2, 0, 0]], np.int32))
+    second = ((np.array([[1, 13, 14, 15, 16, 17, 2]], np.int32), np.array([[1, 18, 19]], np.int32)),
+              np.array([[18, 19, 2]], np.int32))
+
+    def joined(part, width):
+        return np.concatenate([np.pad(a, ((0, 0), (0, width - a.shape[1]))) for a in part])
+
+    (s1, t1), o1 = first
+    (s2, t2), o2 = second
+    together = ((joined([s1, s2], 7), joined([t1, t2], 4)), joined([o1, o2], 4))
+    return [first, second], together
+
+
+def _update(model, batches, tokens_of):
+    """One SGD update from the gradients of every batch's loss; `tokens_of(target_out)` is the count
+    that batch's loss is averaged over. Returns the sum of the batches' losses."""
+    import tensorflow as tf
+
+    from transformer_lib.objective import masked_loss
+
+    total, summed = 0.0, None
+    for (source, target_in), target_out in batches:
+        with tf.GradientTape() as tape:
+            loss = masked_loss(target_out, model((source, target_in), training=True), tokens=tokens_of(target_out))
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)]
+        summed = gradients if summed is None else [a + b for a, b in zip(summed, gradients)]
+        total += float(loss)
+    keras.optimizers.SGD(PLAIN_RATE).apply_gradients(zip(summed, model.trainable_variables))
+    return total
+
+
+
+@exercise("gradient accumulation", "one update from both batches, the same loss and weights as tl.train_step on "
+          "all their pairs together.")
+def check_accumulated_step(fn) -> None:
+    """Exercise (chapter 7): `fn(model, optimizer, batches)` makes ONE update from the gradients of
+    every batch of the list `batches` and returns the loss: the update and the loss of one
+    `train_step` on all their pairs joined into one batch (the mean over the real tokens of all of them).
+
+    It runs your step on two batches with 7 and 3 real target tokens, with plain gradient descent
+    (so that a differently weighted gradient shows in the weights; Adam's first step hides the
+    gradient's size), beside `train_step` on the joined batch and beside the common slips.
+    """
+    from transformer_lib.objective import real_tokens
+    from transformer_lib.training import train_step
+
+    (model, reference, slip), weights, _ = _tiny_models(count=3)
+    batches, together = _uneven_batches()
+    optimizer = keras.optimizers.SGD(PLAIN_RATE)
+    yours = call_answer("gradient accumulation", fn, [train_step], model, optimizer, [tuple(batch) for batch in batches])
+    if yours is None:
+        raise AssertionError("gradient accumulation: your function returned None; return the loss of all the batches.")
+    expected, _ = train_step(reference, keras.optimizers.SGD(PLAIN_RATE), together)
+    mean_of_means = _update(slip, batches, lambda target_out: len(batches) * float(np.sum(real_tokens(target_out))))
+    context = "2 batches with 7 and 3 real target tokens, plain gradient descent"
+    if all(np.array_equal(w, v) for w, v in zip(weights, model.get_weights())):
+        raise AssertionError("gradient accumulation: no weight changed. Add up the batches' gradients and call "
+                             "optimizer.apply_gradients once.")
+    if int(optimizer.iterations) > 1:
+        raise AssertionError(f"gradient accumulation: the weights changed {int(optimizer.iterations)} times, once per "
+                             "batch: add up the batches' gradients and apply them once, after the last batch.")
+    for variable, start, mine, theirs, averaged in zip(model.weights, weights, model.get_weights(),
+                                                       reference.get_weights(), slip.get_weights()):
+        compare(f"gradient accumulation: weight {variable.path} after the update", mine, theirs, context, [
+            (averaged, "the update follows the mean of the two batches' mean losses, which gives the 3 tokens of the "
+                       "short batch as much weight as the 7 of the other; every real token should count the same."),
+            (2 * averaged - start, "the update follows the sum of the batches' mean losses, which gives the 3 tokens "
+                                   "of the short batch as much weight as the 7 of the other; every real token should "
+                                   "count the same.")])
+    compare("gradient accumulation: the loss", np.asarray(yours, dtype=float), np.float64(expected), context, [
+        (mean_of_means, "the loss is the mean of the two batches' mean losses; the batches hold different numbers of "
+                        "real tokens, so average over the real tokens of all the batches together."),
+        (2 * mean_of_means, "the loss is the sum of the batches' mean losses; average over the real tokens of all "
+                            "the batches together.")])

@@ -104,6 +104,11 @@ def attention_figure(examples: Sequence[dict]) -> InteractiveFigure:
         f"menus pick the sentence, the kind of attention (encoder, decoder, cross), the layer and the head.")
 
 
+def _sublayer_input(add_norm, x):
+    """What the sub-layer inside `add_norm` reads: LayerNorm(x) for pre-LN, x itself for post-LN."""
+    return add_norm.norm(x) if add_norm.norm_first else x
+
+
 def attention_weights_of_every_kind(model, source_ids, decoder_input_ids) -> dict[str, np.ndarray]:
     """Every attention weight of `model` (a `Transformer`) for one sentence pair, in inference mode.
 
@@ -124,7 +129,7 @@ def attention_weights_of_every_kind(model, source_ids, decoder_input_ids) -> dic
     x = encoder.embed(source_ids, training=False)  # (1, src, d_model)
     encoder_weights = []
     for layer in encoder.stack_layers:
-        h = layer.attention_add_norm.sublayer_input(x)
+        h = _sublayer_input(layer.attention_add_norm, x)
         encoder_weights.append(layer.self_attention(h, h, h, mask=source_mask)[1])  # (1, heads, src, src)
         x = layer(x, padding_mask=source_mask, training=False)
     encoder_output = encoder.finish(x)
@@ -133,7 +138,7 @@ def attention_weights_of_every_kind(model, source_ids, decoder_input_ids) -> dic
     x = decoder.embed(decoder_input_ids, training=False)  # (1, tgt, d_model)
     decoder_weights, cross_weights = [], []
     for layer in decoder.stack_layers:
-        h = layer.self_attention_add_norm.sublayer_input(x)
+        h = _sublayer_input(layer.self_attention_add_norm, x)
         decoder_weights.append(layer.self_attention(h, h, h, mask=target_mask)[1])  # (1, heads, tgt, tgt)
         x, cross = layer(x, encoder_output, target_mask, source_mask, training=False)
         cross_weights.append(cross)  # (1, heads, tgt, src)
