@@ -575,7 +575,8 @@ LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library h
     check_encoder_layer_parameters: library_parameters,
     check_feed_forward: library_feed_forward,
     check_schedule: lambda n, d, w: float(objective.TransformerSchedule(d, w)(n - 1)),
-    check_accumulated_step: lambda model, optimizer, batches: sum(tl.train_step(model, optimizer, b)[0] for b in batches),
+    check_accumulated_step: lambda model, optimizer, batches: sum(tl.train_step(model, optimizer, b)[0]
+                                                                  for b in batches),
     check_fit_step: FitStepOfTheLibrary,
     check_length_penalty: lambda length, alpha: library_decoding.length_penalty(length, alpha),
     check_greedy_translator: GreedyOfTheLibrary,
@@ -748,10 +749,13 @@ def test_the_greedy_checks_models_make_both_slips_visible():
     """Some rows stop at END and some do not, and some step would generate padding or START if allowed:
     otherwise the check could not tell those slips from a right answer."""
     going_on = generating_padding = False
-    for seed, scale in ((1, 1.0), (5, 0.3), (3, 1.0)):
+    for seed, scale, min_length in decoding.CASES:
         model, source = decoding._random_model(seed, scale)
-        right = decoding._padded(decoding.reference_greedy(model, source, 8), 8)
-        going_on |= not np.array_equal(decoding._padded(decoding.reference_greedy(model, source, 8, stop=False), 8), right)
-        generating_padding |= not np.array_equal(
-            decoding._padded(decoding.reference_greedy(model, source, 8, forbid=False), 8), right)
+
+        def greedy(**slip):
+            return decoding._padded(decoding.reference_greedy(model, source, 8, min_length=min_length, **slip), 8)
+
+        right = greedy()
+        going_on |= not np.array_equal(greedy(stop=False), right)
+        generating_padding |= not np.array_equal(greedy(forbid=False), right)
     assert going_on and generating_padding

@@ -127,7 +127,8 @@ def check_fit_step(cls) -> None:
 def _uneven_batches():
     """Two batches of different lengths and different numbers of real target tokens (7 and 3), and
     the same pairs joined into one batch, padded to the longer lengths."""
-    first = ((np.array([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], np.int32), np.array([[1, 9, 10, 11], [1, 12, 0, 0]], np.int32)),
+    first = ((np.array([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], np.int32),
+              np.array([[1, 9, 10, 11], [1, 12, 0, 0]], np.int32)),
              np.array([[9, 10, 11, 2], [12, 2, 0, 0]], np.int32))
     second = ((np.array([[1, 13, 14, 15, 16, 17, 2]], np.int32), np.array([[1, 18, 19]], np.int32)),
               np.array([[18, 19, 2]], np.int32))
@@ -177,7 +178,7 @@ def check_accumulated_step(fn) -> None:
     (model, reference, slip), weights, _ = _tiny_models(count=3)
     batches, together = _uneven_batches()
     optimizer = keras.optimizers.SGD(PLAIN_RATE)
-    yours = call_answer("gradient accumulation", fn, [train_step], model, optimizer, [tuple(batch) for batch in batches])
+    yours = call_answer("gradient accumulation", fn, [train_step], model, optimizer, list(batches))
     if yours is None:
         raise AssertionError("gradient accumulation: your function returned None; return the loss of all the batches.")
     expected, _ = train_step(reference, keras.optimizers.SGD(PLAIN_RATE), together)
