@@ -291,7 +291,13 @@ def test_the_prose_holds_no_control_characters(path):
 # word) are not sentences; quotes of the paper or of a source sentence that no cell prints are listed
 # here with where they come from.
 QUOTED_SENTENCE = re.compile(r'"([^"\n]+)"|“([^”\n]+)”')
-QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {}
+QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
+    "01_data": {"Я не знаю.": "an illustration of two Tatoeba sources sharing one target (the split's rule)",
+                "I don't know.": "an illustration of two Tatoeba sources sharing one target (the split's rule)"},
+    "09_imdb_bert": {"Learning Word Vectors for Sentiment Analysis": "a paper's title (Maas et al. 2011)",
+                     "Pre-training of Deep Bidirectional Transformers for Language Understanding":
+                         "a paper's title (Devlin et al. 2019)"},
+}
 
 
 def _normalized(text: str) -> str:
