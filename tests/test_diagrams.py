@@ -5,6 +5,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import functools  # noqa: E402
 from collections import Counter  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -23,9 +24,11 @@ from transformer_lib.book.diagrams import (  # noqa: E402
     heads_diagram,
     kv_cache_diagram,
     layer_norm_placement_diagram,
+    lookup_diagram,
     masks_diagram,
     qkv_diagram,
     teacher_forcing_diagram,
+    token_flow_diagram,
 )
 from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
 from transformer_lib.tokenizer import PAD_ID  # noqa: E402
@@ -68,7 +71,9 @@ def test_an_unknown_part_is_refused_with_the_choices():
 # The idea diagrams.
 
 IDEA_DIAGRAMS = [teacher_forcing_diagram, qkv_diagram, heads_diagram, masks_diagram, layer_norm_placement_diagram,
-                 kv_cache_diagram, beam_tree_diagram]
+                 kv_cache_diagram, beam_tree_diagram, lookup_diagram, token_flow_diagram,
+                 functools.partial(lookup_diagram, (0.4, 0.3, 0.2, 0.1)), functools.partial(lookup_diagram, (1.0,)),
+                 functools.partial(token_flow_diagram, 4), functools.partial(token_flow_diagram, 1)]
 
 
 def _counts(ax):
@@ -93,7 +98,7 @@ def _boxes(ax, gid):
     return sorted((p for p in ax.patches if p.get_gid() == gid), key=lambda p: _centre(p)[0])
 
 
-@pytest.mark.parametrize("diagram", IDEA_DIAGRAMS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("diagram", IDEA_DIAGRAMS, ids=lambda f: getattr(f, "__name__", None) or f"{f.func.__name__}{f.args}")
 def test_an_idea_diagram_draws_into_the_given_axes_readably(diagram):
     fig, ax = plt.subplots(figsize=(8, 4))
     assert diagram(ax=ax) is ax
