@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import grade  # noqa: E402
 
 CHAPTER = "05_multi_head_attention"  # three exercises whose checks take seconds
-EXERCISES = ["split_heads", "merge_heads", "multi_head_attention"]
+EXERCISES = ["split_heads", "merge_heads", "per_head_attention"]
 LIMIT = 30
 
 
