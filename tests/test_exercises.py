@@ -353,17 +353,31 @@ class FitStepStub(tl.Transformer):
 # Chapter 8: decoding
 
 
-def beam_step(scores, log_probs, k, add_scores=True):
-    totals = ((scores[:, None] if add_scores else 0) + log_probs).reshape(-1)  # candidate b * V + t
-    best = np.argsort(-totals)[:k]
-    return best // log_probs.shape[1], best % log_probs.shape[1], totals[best]
+def beam_step(prefixes, scores, log_probs, k, add_scores=True, ban="own pairs"):
+    """Written out candidate by candidate: (beam b, token t) is allowed unless the pair (last token
+    of b, t) is a pair of neighbours in b's prefix ("own pairs"). The slips: no ban ("none"), the
+    pairs of every beam ("any beam's pairs"), every token b already holds ("used tokens")."""
+    vocab = log_probs.shape[1]
+    pairs_of = [set(zip(prefix[:-1].tolist(), prefix[1:].tolist())) for prefix in prefixes]
+    candidates = []
+    for b, prefix in enumerate(prefixes):
+        last = int(prefix[-1])
+        banned = {"own pairs": {t for first, t in pairs_of[b] if first == last},
+                  "any beam's pairs": {t for pairs in pairs_of for first, t in pairs if first == last},
+                  "used tokens": set(prefix.tolist()), "none": set()}[ban]
+        for t in range(vocab):
+            if t not in banned:
+                candidates.append(((scores[b] if add_scores else 0.0) + log_probs[b, t], b, t))
+    best = sorted(candidates, key=lambda c: -c[0])[:k]
+    return (np.array([b for _, b, _ in best]), np.array([t for _, _, t in best]),
+            np.array([total for total, _, _ in best]))
 
 
-def best_of_each_beam(scores, log_probs, k):
-    tokens = log_probs.argmax(axis=1)
-    totals = scores + log_probs.max(axis=1)
-    order = np.argsort(-totals)
-    return order, tokens[order], totals[order]
+def best_of_each_beam(prefixes, scores, log_probs, k):
+    """The best allowed extension of each beam, the beams then ordered by it."""
+    per_beam = [beam_step(prefixes[b : b + 1], scores[b : b + 1], log_probs[b : b + 1], 1) for b in range(k)]
+    order = np.argsort([-totals[0] for _, _, totals in per_beam])
+    return order, np.array([per_beam[b][1][0] for b in order]), np.array([per_beam[b][2][0] for b in order])
 
 
 class Greedy(keras.Model):
@@ -548,7 +562,10 @@ WRONG = [  # (check, answer, what the message must say)
     (check_length_penalty, lambda length, alpha: (length / 6) ** alpha, "the 5 is missing"),
     (check_length_penalty, lambda length, alpha: (5 + length) / 6 * alpha, "alpha is an exponent"),
     (check_beam_step, best_of_each_beam, "best extension of each beam"),
-    (check_beam_step, lambda s, p, k: beam_step(s, p, k, add_scores=False), "scores so far are not added"),
+    (check_beam_step, lambda *a: beam_step(*a, add_scores=False), "scores so far are not added"),
+    (check_beam_step, lambda *a: beam_step(*a, ban="none"), "repeats a pair of tokens its own beam already holds"),
+    (check_beam_step, lambda *a: beam_step(*a, ban="any beam's pairs"), "pairs that another beam holds"),
+    (check_beam_step, lambda *a: beam_step(*a, ban="used tokens"), "every token the beam already holds"),
     (check_greedy_translator, GreedyGoingOnAfterEnd, "a row goes on after its END"),
     (check_greedy_translator, GreedyGeneratingPadding, "must never be generated"),
     (check_greedy_translator, GreedyWithoutCache, "runs the whole model on the prefix"),

@@ -1,5 +1,5 @@
-"""Checks for chapter 8: the length penalty, one step of beam search, and greedy decoding with the
-key/value cache and a minimum length, written as a Keras model."""
+"""Checks for chapter 8: the length penalty, one step of beam search that never repeats a pair of tokens,
+and greedy decoding with the key/value cache and a minimum length, written as a Keras model."""
 
 from __future__ import annotations
 
@@ -23,29 +23,65 @@ def check_length_penalty(fn) -> None:
                            (((5 + length) / 6) * alpha, "alpha is an exponent, not a factor.")])
 
 
-@exercise("one step of beam search", "the k best continuations of all beams together, not the best of each beam.")
-def check_beam_step(fn) -> None:
-    """Exercise (chapter 8): `fn(scores, log_probs, k)` keeps the `k` best of the k x V extensions.
+def _no_repeat_totals(prefixes, scores, log_probs, ban="own pairs") -> np.ndarray:
+    """The `[k, V]` totals of every extension, -inf where it is banned. `ban` names the rule:
+    "own pairs" (the right one: a pair of tokens its own beam already holds), or the slips
+    "any beam's pairs" and "used tokens" (every token the beam already holds)."""
+    totals = scores[:, None] + log_probs
+    for b, prefix in enumerate(prefixes):
+        if ban == "used tokens":
+            totals[b, prefix] = -np.inf
+            continue
+        for holder in (prefixes if ban == "any beam's pairs" else [prefix]):
+            follows = holder[1:][holder[:-1] == prefix[-1]]  # tokens that came after the beam's last token
+            totals[b, follows] = -np.inf
+    return totals
 
-    `scores` `[k]` are the beams' total log-probabilities, `log_probs` `[k, V]` the next token's.
-    Returns `(beams, tokens, new_scores)`, each `[k]`, best first: which beam each survivor extends,
-    with which token, and its new total.
+
+def _best(totals, k):
+    flat = totals.reshape(-1)
+    best = np.argsort(-flat, kind="stable")[:k]  # candidate b * V + t: beam b, token t
+    return best // totals.shape[1], best % totals.shape[1], flat[best]
+
+
+@exercise("one step of beam search that never repeats a pair of tokens",
+          "the k best extensions of all beams together, none repeating a pair its own beam already holds.")
+def check_beam_step(fn) -> None:
+    """Exercise (chapter 8): `fn(prefixes, scores, log_probs, k)` keeps the `k` best of the k x V
+    extensions, leaving out every extension that would repeat a pair of neighbouring tokens (a
+    bigram) its own beam already holds.
+
+    `prefixes` `[k, t]` are the beams' tokens so far (START first), `scores` `[k]` their total
+    log-probabilities, `log_probs` `[k, V]` the next token's. Returns `(beams, tokens, new_scores)`,
+    each `[k]`, best first: which beam each survivor extends, with which token, and its new total.
     """
     rng = np.random.default_rng(0)
-    for k, vocab in [(3, 7), (2, 5), (4, 4)]:
+    for k, vocab, length in [(3, 10, 7), (2, 9, 5), (4, 12, 9)]:
+        words = np.arange(4, 8)  # a small alphabet, so that pairs repeat; the rest of V is rarely likely
+        prefixes = np.concatenate([np.full((k, 1), START_ID), rng.choice(words, size=(k, length - 1))], axis=1)
         scores = -rng.uniform(0, 3, size=k)
-        log_probs = np.log(rng.dirichlet(np.ones(vocab), size=k))
-        totals = (scores[:, None] + log_probs).reshape(-1)  # beam b, token t -> candidate b * V + t
-        best = np.argsort(-totals, kind="stable")[:k]
-        beams, tokens, new_scores = (np.asarray(part) for part in fn(scores.copy(), log_probs.copy(), k))
-        context = f"k={k}, V={vocab}, scores={np.round(scores, 3).tolist()}"
-        per_beam = np.sort(log_probs.max(axis=1) + scores)[::-1]
-        compare("beam step: the new scores", new_scores, totals[best], context,
-                hints=[(np.sort(log_probs.reshape(-1))[::-1][:k], "the beams' scores so far are not added to the "
-                        "next token's log-probabilities."),
-                       (per_beam, "you kept the best extension of each beam; keep the k best of all k x V.")])
-        compare("beam step: the beams extended", beams, best // vocab, context)
-        compare("beam step: the tokens", tokens, best % vocab, context)
+        logits = rng.normal(size=(k, vocab)) + 3.0 * np.isin(np.arange(vocab), words)
+        log_probs = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        expected = _best(_no_repeat_totals(prefixes, scores, log_probs), k)
+        beams, tokens, new_scores = (np.asarray(part) for part in
+                                     fn(prefixes.copy(), scores.copy(), log_probs.copy(), k))
+        context = f"k={k}, V={vocab}, prefixes={prefixes.tolist()}"
+        plain = scores[:, None] + log_probs
+        compare("beam step: the new scores", new_scores, expected[2], context, hints=[
+            (_best(plain, k)[2], "an extension repeats a pair of tokens its own beam already holds: leave out "
+                                 "every token that already came right after the beam's last token."),
+            (_best(_no_repeat_totals(prefixes, scores, log_probs, "used tokens"), k)[2],
+             "you left out every token the beam already holds; leave out only those that would repeat a pair "
+             "(the tokens that already came right after the beam's last token)."),
+            (_best(_no_repeat_totals(prefixes, scores, log_probs, "any beam's pairs"), k)[2],
+             "you left out pairs that another beam holds; each beam has its own history."),
+            (_best(_no_repeat_totals(prefixes, 0 * scores, log_probs), k)[2],
+             "the beams' scores so far are not added to the next token's log-probabilities."),
+            (np.sort(_no_repeat_totals(prefixes, scores, log_probs).max(axis=1))[::-1],
+             "you kept the best extension of each beam; keep the k best of all k x V."),
+        ])
+        compare("beam step: the beams extended", beams, expected[0], context)
+        compare("beam step: the tokens", tokens, expected[1], context)
 
 
 def reference_greedy(model, source_ids, max_length, stop=True, forbid=True, min_length=0):
