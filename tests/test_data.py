@@ -25,7 +25,9 @@ def synthetic_tokenizers():
 @requires_shared_data
 @pytest.mark.parametrize("name, total", [("tatoeba/rus-eng", 19_425), ("tatoeba/por-eng", 13_222),
                                          ("newstest/rus-eng", 27_810),  # 27,813 lines, 3 pairs repeated
-                                         ("tatoeba+newstest/rus-eng", 19_425 + 27_810)])
+                                         ("tatoeba+newstest/rus-eng", 19_425 + 27_810),
+                                         ("smartool/rus-eng", 9_468),  # 9,469 distinct in its README, one "_"
+                                         ("tatoeba+smartool/rus-eng", 19_425 + 9_468)])
 def test_no_sentence_of_either_side_appears_in_two_splits(name, total):
     splits = {split: load_parallel_corpus(name, split) for split in ("train", "validation", "test")}
     assert sum(len(pairs) for pairs in splits.values()) == total
@@ -66,6 +68,91 @@ def test_a_combined_group_goes_to_the_most_held_out_split_of_its_pairs(monkeypat
     assert news[0] in combined["test"] and tatoeba[0] in combined["test"]
     assert tatoeba[1] in combined["train"]
     assert sum(len(pairs) for pairs in combined.values()) == 4
+
+
+@requires_shared_data
+def test_tatoeba_with_smartool_keeps_tatoebas_held_out_pairs_and_trains_on_every_learner_pair():
+    for split in ("validation", "test"):  # the same pairs, in the same order: scores stay comparable
+        assert load_parallel_corpus("tatoeba+smartool/rus-eng", split) == load_parallel_corpus("tatoeba/rus-eng", split)
+    train = load_parallel_corpus("tatoeba+smartool/rus-eng", "train")
+    learner = [pair for split in ("train", "validation", "test") for pair in load_parallel_corpus("smartool/rus-eng", split)]
+    assert train == load_parallel_corpus("tatoeba/rus-eng", "train") + sorted(learner, key=learner_order())
+    assert len(train) == 17_475 + 9_468
+    assert ("Он сел в трамвай и поехал домой.", "He got on the tram and went home.") in train  # the first row of A1
+
+
+def learner_order():
+    """The order of the pairs in the SMARTool files (A1 first), as the combined corpus keeps it."""
+    order = {pair: i for i, pair in enumerate(corpora._smartool_pairs())}
+    return order.__getitem__
+
+
+def test_a_learner_pair_linked_to_a_tatoeba_held_out_pair_is_not_trained_on(monkeypatch):
+    """A SMARTool pair that shares a sentence with a Tatoeba test pair, and one chained to it through
+    another shared sentence, are left out; Tatoeba's own splits do not move."""
+    from transformer_lib.splits import split_of_key
+
+    train_keys = [f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "train"]
+    test_key = next(f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "test")
+    tatoeba = [(test_key, "A test sentence."), (train_keys[0], "A training sentence.")]
+    learner = [(train_keys[1], "A test sentence."),  # its English is the test pair's
+               (train_keys[1], "Another wording."),  # chained to it by its Russian
+               (train_keys[0], "A second translation."),  # linked to a Tatoeba *training* pair only
+               ("Урок.", "A lesson.")]
+    monkeypatch.setattr(corpora, "_tatoeba_pairs", lambda name: tatoeba)
+    monkeypatch.setattr(corpora, "_smartool_pairs", lambda: learner)
+    combined = {split: load_parallel_corpus("tatoeba+smartool/rus-eng", split) for split in ("train", "validation", "test")}
+    assert combined["test"] == [tatoeba[0]] and combined["validation"] == []
+    assert combined["train"] == [tatoeba[1], learner[2], learner[3]]
+
+
+def _smartool_folder(root, rows, header=corpora.SMARTOOL_COLUMNS):
+    """SMARTool-like level files under root (the A1 file holds `rows`, the others only the header);
+    returns their sha256 by name, for SMARTOOL_SHA256."""
+    import csv
+    import hashlib
+
+    folder = root / corpora.SMARTOOL_DIR
+    folder.mkdir(parents=True)
+    sums = {}
+    for name in corpora.SMARTOOL_SHA256:
+        with (folder / name).open("w", encoding="utf-8", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(["Target language lemma", *header, "Topic(s)"])
+            for row in rows if name.endswith("A1.csv") else []:
+                writer.writerow(["лемма", *row, "тема"])
+        sums[name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+    return sums
+
+
+def test_smartool_rows_without_both_sentences_are_not_pairs_and_a_repeated_pair_is_read_once(tmp_path, monkeypatch):
+    rows = [("Он сел в трамвай.", "He got on the tram."), ("", "A gloss without an example."), ("_", "_"),
+            ("Я дома.", "_"), ("Он  сел в трамвай. ", "He got on\nthe tram."),  # the first pair again, spaced out
+            ("Я дома.", "I'm at home.")]
+    monkeypatch.setattr(corpora, "SMARTOOL_SHA256", _smartool_folder(tmp_path, rows))
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
+    assert corpora._smartool_pairs() == [("Он сел в трамвай.", "He got on the tram."), ("Я дома.", "I'm at home.")]
+
+
+def test_a_file_that_is_not_a_smartool_level_file_is_named(tmp_path, monkeypatch):
+    sums = _smartool_folder(tmp_path, [], header=("Russian", "English"))
+    monkeypatch.setattr(corpora, "SMARTOOL_SHA256", sums)
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
+    with pytest.raises(CorpusUnavailableError, match="SMARTool_data_A1.csv has no column 'Target language example"):
+        load_parallel_corpus("smartool/rus-eng", "train")
+
+
+@requires_shared_data
+def test_smartool_files_are_checked_against_their_sums(tmp_path, monkeypatch):
+    shutil.copytree(SHARED_DATA / corpora.SMARTOOL_DIR, tmp_path / corpora.SMARTOOL_DIR)
+    victim = tmp_path / corpora.SMARTOOL_DIR / "SMARTool_data_B1.csv"
+    victim.write_bytes(victim.read_bytes().replace("трамвай".encode(), "троллейбус".encode(), 1) + b"\n")
+    monkeypatch.setenv(corpora.DATA_ENV, str(tmp_path))
+    with pytest.raises(ChecksumError, match=r"SMARTool_data_B1\.csv has sha256 \w+, expected b0e5ecd4"):
+        load_parallel_corpus("smartool/rus-eng", "train")
+    victim.unlink()
+    with pytest.raises(CorpusUnavailableError, match="nothing is downloaded.*smartool_rus_eng/SMARTool_data_B1.csv"):
+        load_parallel_corpus("smartool/rus-eng", "test")
 
 
 def test_pairs_linked_through_a_shared_target_stay_together_whatever_their_order():

@@ -12,6 +12,7 @@ TERMS = (ROOT / "LICENSE-TEXT.md").read_text()
 DATA = {
     r'load_parallel_corpus\(\s*"tatoeba': ("Tatoeba", "CC BY 2.0 FR"),
     r'load_parallel_corpus\(\s*"newstest': ("WMT", "findings"),
+    r'load_parallel_corpus\(\s*"[a-z+]*smartool': ("SMARTool", "CC BY 4.0"),
     r"load_imdb\(": ("Maas et al. (2011)", "cite"),
 }
 
@@ -23,13 +24,13 @@ def test_the_code_is_mit_and_the_prose_cc_by():
     assert "LICENSE-TEXT.md" in readme and "MIT" in readme
 
 
-@pytest.mark.parametrize("folder", ["wmt_newstest_rus_eng", "tatoeba_test_v2021-08-07", "aclImdb"])
+@pytest.mark.parametrize("folder", ["wmt_newstest_rus_eng", "tatoeba_test_v2021-08-07", "smartool_rus_eng", "aclImdb"])
 def test_every_dataset_the_library_reads_has_its_terms_written_down(folder):
     corpora = (ROOT / "transformer_lib" / "corpora.py").read_text() + (ROOT / "transformer_lib" / "imdb.py").read_text()
     assert folder in corpora  # the folder is the library's (a renamed one must be renamed here too)
     section = TERMS.split("## The data's terms", 1)[1]
     names = {"wmt_newstest_rus_eng": "WMT news test sets", "tatoeba_test_v2021-08-07": "Tatoeba Translation Challenge",
-             "aclImdb": "Large Movie Review Dataset"}
+             "smartool_rus_eng": "SMARTool example sentences", "aclImdb": "Large Movie Review Dataset"}
     assert names[folder] in section
 
 

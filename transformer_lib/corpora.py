@@ -16,6 +16,16 @@
   also a Tatoeba sentence joins their groups), and a group goes to the most held-out split any of its
   pairs has in its own corpus (test before validation before train). So a model trained on it never
   sees a sentence of Tatoeba's (or the news sets') validation or test split.
+- ``"smartool/rus-eng"``: the example sentences of SMARTool, written for English-speaking learners
+  of Russian (Janda et al., "Data used by SMARTool for English-speaking learners of Russian",
+  DataverseNO, doi:10.18710/QNAPNE, CC BY 4.0): 9,468 distinct everyday pairs at levels A1 to B2,
+  pinned to one commit of a GitHub copy and checked against their sha256. Split 90/5/5 like the others.
+- ``"tatoeba+smartool/rus-eng"``: Tatoeba with the SMARTool pairs added to its *training* split. Its
+  validation and test splits are exactly Tatoeba's, so its scores compare with those of a model
+  trained on Tatoeba alone. A SMARTool pair is trained on unless a chain of shared sentences (the
+  grouping of `transformer_lib.splits`, over both corpora) links it to a Tatoeba validation or test
+  pair; such a pair is left out of every split. None is today (6 SMARTool pairs share a sentence with
+  Tatoeba, all with training pairs): 17,475 + 9,468 = 26,943 training pairs.
 - ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
   words, generated in code (`synthetic.py`): a real (tiny) translation task with no data to fetch.
 
@@ -25,6 +35,7 @@ there (same layout as the downloads), checked against the same sha256, and nothi
 
 from __future__ import annotations
 
+import csv
 from importlib import resources
 from pathlib import Path
 
@@ -62,7 +73,19 @@ TED_LOCAL_SHA256 = {
 OPUS_MT_TESTSETS_URL = f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
 NEWSTEST_DIR = "wmt_newstest_rus_eng"
 COMBINED = "tatoeba+newstest/rus-eng"
-CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+SMARTOOL_COMMIT = "c20223c008c278c9399d8442f52948fae9c82c1c"
+SMARTOOL_URL = f"https://raw.githubusercontent.com/bjoernbuth/data-rus-eng/{SMARTOOL_COMMIT}"
+SMARTOOL_DIR = "smartool_rus_eng"
+SMARTOOL_SHA256 = {  # the four level files, A1 to B2 (the offline folder's README gives their bytes and lines)
+    "SMARTool_data_A1.csv": "84fc670664b34b4ee682da2270b49a08174aebb18acfc78645147e790c84bcd4",
+    "SMARTool_data_A2.csv": "cf3068c98505f9dcbefaf18fd8419ee294e491325dc6fd22a5fb48b9a7c37183",
+    "SMARTool_data_B1.csv": "b0e5ecd4fe7e1f3cb31d95e1704b601fcb6fa3c679a0c9a9fc23b7876618fbcd",
+    "SMARTool_data_B2.csv": "5532cdbf5e92bdc5fae099d22318677aed7e940334988233dee1f15ec51db94c",
+}
+SMARTOOL_COLUMNS = ("Target language example sentence", "User language translation")  # Russian, English
+NO_SENTENCE = ("", "_")  # what a SMARTool cell holds when a row has no example sentence
+TATOEBA_SMARTOOL = "tatoeba+smartool/rus-eng"
+CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
 def load_parallel_corpus(
@@ -76,7 +99,7 @@ def load_parallel_corpus(
 
     Args:
         name: one of `CORPORA`; "tatoeba/rus-eng" is Russian -> English.
-        split: "train", "validation" or "test". Tatoeba, the news sets and "synthetic" are split
+        split: "train", "validation" or "test". Tatoeba, the news sets, SMARTool and "synthetic" are split
             about 90/5/5 without leaks: pairs that share a source or a target sentence always fall
             into one split (`transformer_lib.splits`).
         as_dataset: return a `tf.data.Dataset` of (source, target) string pairs instead of a list.
@@ -93,6 +116,10 @@ def load_parallel_corpus(
         pairs = split_pairs(_newstest_pairs(), split)
     elif name == COMBINED:
         pairs = _combined_split(split)
+    elif name == "smartool/rus-eng":
+        pairs = split_pairs(_smartool_pairs(), split)
+    elif name == TATOEBA_SMARTOOL:
+        pairs = _tatoeba_smartool_split(split)
     elif name.startswith("ted_hrlr/"):
         pairs = _ted_pairs(name, split, data_dir, download)
     elif name == "synthetic":
@@ -138,6 +165,40 @@ def _combined_split(split: str) -> list[tuple[str, str]]:
     for key, own in zip(keys, own_splits):  # SPLITS runs from train to test: the later, the more held out
         group_split[key] = max(group_split.get(key, "train"), own, key=SPLITS.index)
     return [pair for pair, key in zip(pairs, keys) if group_split[key] == split]
+
+
+def _smartool_pairs() -> list[tuple[str, str]]:
+    """Every distinct (Russian, English) example pair of the four levels, A1 first, whitespace
+    normalised. A row without both sentences is not a pair: 53 of the 9,525 rows have an empty
+    cell or the dataset's placeholder "_" instead; of the 9,472 others, 4 repeat a pair (an example
+    of two words) and are kept once: 9,468 pairs."""
+    pairs: dict[tuple[str, str], None] = {}  # a dict keeps the first occurrence's place
+    for name, sha256 in SMARTOOL_SHA256.items():
+        path = fetch_file(SMARTOOL_DIR, name, SMARTOOL_URL, sha256)
+        with path.open(encoding="utf-8", newline="") as file:
+            reader = csv.DictReader(file)
+            missing = [column for column in SMARTOOL_COLUMNS if column not in (reader.fieldnames or ())]
+            if missing:
+                raise CorpusUnavailableError(f"{name} has no column {missing[0]!r}: it is not a SMARTool level file.")
+            for row in reader:
+                source, target = (normalize(row[column]) for column in SMARTOOL_COLUMNS)
+                if source not in NO_SENTENCE and target not in NO_SENTENCE:
+                    pairs[(source, target)] = None
+    return list(pairs)
+
+
+def _tatoeba_smartool_split(split: str) -> list[tuple[str, str]]:
+    """Tatoeba's own `split`, and for training also every SMARTool pair that no chain of shared
+    sentences links to a Tatoeba validation or test pair (see the module's docstring)."""
+    tatoeba = _tatoeba_pairs("tatoeba/rus-eng")
+    own = [split_of_key(key) for key in connected_groups(tatoeba)]
+    pairs = [pair for pair, its_split in zip(tatoeba, own) if its_split == split]
+    if split == "train":
+        learner = _smartool_pairs()
+        keys = connected_groups(tatoeba + learner)
+        held_out = {key for key, its_split in zip(keys, own) if its_split != "train"}
+        pairs += [pair for pair, key in zip(learner, keys[len(tatoeba):]) if key not in held_out]
+    return pairs
 
 
 def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:
