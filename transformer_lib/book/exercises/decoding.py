@@ -156,18 +156,24 @@ def check_greedy_translator(cls) -> None:
         context = (f"a random tiny model (seed {seed}, scale {scale}) on a batch of 3 sources, 2 of them padded, "
                    f"max_length=8, min_length={min_length}")
         yours = call_answer("greedy translator", lambda: cls(model, 8, min_length)(source), forbidden)
-        hints = [(_padded(reference_greedy(model, source, 8, stop=False, min_length=min_length), 8),
-                  "a row goes on after its END: once a row has produced END, it gets padding (0)."),
-                 (_padded(reference_greedy(model, source, 8, forbid=False, min_length=min_length), 8),
-                  "padding (0) and START must never be generated: give them -inf before the argmax."),
-                 (_padded(reference_greedy(model, source, 8), 8),
-                  f"END came among the first {min_length} tokens: it may not be chosen before min_length tokens."),
-                 (_padded(reference_greedy(model, source, 8, min_length=min_length + 1), 8),
-                  f"off by one: END may be token number {min_length + 1}, right after min_length={min_length} tokens."),
-                 (_padded(reference_greedy(model, source, 8, min_length=min_length - 1), 8),
-                  f"off by one: END may not be among the first {min_length} tokens (steps 0 to {min_length - 1}).")]
-        compare("greedy translator", _padded(yours, 8), _padded(expected, 8), context, hints)
+        compare("greedy translator", _padded(yours, 8), _padded(expected, 8), context,
+                _greedy_slips(model, source, min_length))
     _require_cache(cls, *_random_model(1, 1.0))
+
+
+def _greedy_slips(model, source, min_length):
+    """(what a slip decodes, its hint), each decoded only when `compare` asks for it (a wrong answer)."""
+    slips = [(dict(stop=False, min_length=min_length),
+              "a row goes on after its END: once a row has produced END, it gets padding (0)."),
+             (dict(forbid=False, min_length=min_length),
+              "padding (0) and START must never be generated: give them -inf before the argmax."),
+             (dict(), f"END came among the first {min_length} tokens: it may not be chosen before min_length tokens."),
+             (dict(min_length=min_length + 1),
+              f"off by one: END may be token number {min_length + 1}, right after min_length={min_length} tokens."),
+             (dict(min_length=min_length - 1),
+              f"off by one: END may not be among the first {min_length} tokens (steps 0 to {min_length - 1}).")]
+    for options, hint in slips:
+        yield _padded(reference_greedy(model, source, 8, **options), 8), hint
 
 
 def _require_cache(cls, model, source) -> None:
