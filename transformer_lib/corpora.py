@@ -83,9 +83,10 @@ SMARTOOL_SHA256 = {  # the four level files, A1 to B2 (the offline folder's READ
     "SMARTool_data_B2.csv": "5532cdbf5e92bdc5fae099d22318677aed7e940334988233dee1f15ec51db94c",
 }
 SMARTOOL_COLUMNS = ("Target language example sentence", "User language translation")  # Russian, English
-NO_SENTENCE = ("", "_")  # what a SMARTool cell holds when a row has no example sentence
+SMARTOOL_NO_SENTENCE = ("", "_")  # what a SMARTool cell holds when a row has no example sentence
 TATOEBA_SMARTOOL = "tatoeba+smartool/rus-eng"
-CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL, *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL,
+           *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
 
 
 def load_parallel_corpus(
@@ -182,7 +183,7 @@ def _smartool_pairs() -> list[tuple[str, str]]:
                 raise CorpusUnavailableError(f"{name} has no column {missing[0]!r}: it is not a SMARTool level file.")
             for row in reader:
                 source, target = (normalize(row[column]) for column in SMARTOOL_COLUMNS)
-                if source not in NO_SENTENCE and target not in NO_SENTENCE:
+                if source not in SMARTOOL_NO_SENTENCE and target not in SMARTOOL_NO_SENTENCE:
                     pairs[(source, target)] = None
     return list(pairs)
 
