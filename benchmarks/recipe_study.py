@@ -16,15 +16,11 @@ Chapter 7 renders the table. Not part of `make bench`: it takes about an hour on
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from benchmarks import processor
+from benchmarks.studies import run_rows, save_record, study_main
 from transformer_lib.model import PRESETS
 from transformer_lib.recipe import Recipe
 
@@ -111,27 +107,11 @@ def center_steps(center: Recipe, epochs: int) -> int:
 
 def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:
     """Run the rows `workers` at a time, each in its own process; write the table to `out`."""
-    threads = max(1, (os.cpu_count() or 1) // workers)
     order = [n for n in SLOW_FIRST if n in names] + [n for n in names if n not in SLOW_FIRST]
-    waiting, running, rows = list(order), {}, {}
     start = time.perf_counter()
-    while waiting or running:
-        while waiting and len(running) < workers:
-            name = waiting.pop(0)
-            command = [sys.executable, "-m", "benchmarks.recipe_study", "--run", name, "--epochs", str(epochs),
-                       "--threads", str(threads), *(["--toy"] if toy else [])]
-            running[name] = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-        time.sleep(5)
-        for name, process in list(running.items()):
-            if process.poll() is not None:
-                output = process.communicate()[0]
-                del running[name]
-                if process.returncode != 0:  # the other rows go on; this one is reported, not hidden
-                    print(f"{name:>14}: FAILED (exit {process.returncode}); its traceback is above", flush=True)
-                    continue
-                rows[name] = json.loads(output.strip().splitlines()[-1])
-                print(f"{name:>14}: val BLEU {rows[name]['val_bleu']:5.2f}  ({rows[name]['minutes']:.1f} min)", flush=True)
-                _write(out, epochs, workers, start, rows)
+    rows, _ = run_rows("benchmarks.recipe_study", order, epochs, workers, toy,
+                       lambda rows, failed: _write(out, epochs, workers, start, rows),
+                       lambda row: f"val BLEU {row['val_bleu']:5.2f}  ({row['minutes']:.1f} min)")
     return _write(out, epochs, workers, start, rows)
 
 
@@ -142,28 +122,11 @@ def _write(out: Path, epochs: int, workers: int, start: float, rows: dict) -> di
     result = {"what": __doc__.split("\n\n")[0], "epochs": epochs, "workers": workers,
               "machine": describe_machine(), "cpu": processor(), "total_minutes": round((time.perf_counter() - start) / 60, 1),
               "center": CENTER.to_dict(), "rows": [rows[n] for n in RUNS if n in rows], "missing": [n for n in RUNS if n not in rows]}
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    return result
+    return save_record(out, result)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", choices=list(RUNS), help="run one row and print its record (used by the workers)")
-    parser.add_argument("--only", help="comma-separated rows to run (default: all)")
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--toy", action="store_true", help="toy sizes on the synthetic corpus (for the tests)")
-    args = parser.parse_args(argv)
-    if args.run:
-        print(json.dumps(run_one(args.run, args.epochs, args.threads, args.toy)))
-        return
-    names = args.only.split(",") if args.only else list(RUNS)
-    unknown = sorted(set(names) - set(RUNS))
-    if unknown:
-        parser.error(f"unknown rows {unknown}; choose from {list(RUNS)}")
-    return run_all(names, args.epochs, args.workers, args.out, args.toy)
+def main(argv=None) -> dict | None:
+    return study_main(argv, __doc__, RUNS, DEFAULT_OUT, run_one, run_all)
 
 
 if __name__ == "__main__":

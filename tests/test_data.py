@@ -462,3 +462,83 @@ def test_bucket_growth_below_one_is_refused(synthetic_tokenizers):
     with pytest.raises(ValueError, match="bucket_growth must be >= 1"):
         make_batches(load_parallel_corpus("synthetic", "test"), synthetic_tokenizers, batch_tokens=256,
                      bucket_growth=0.9, verbose=False)
+
+
+# --- Subword sampling (BPE-dropout) --------------------------------------------------------------
+
+
+def _decoded_pairs(batches, tokenizers):
+    source_tokenizer, target_tokenizer = tokenizers
+    return sorted((s, t) for source, _, target_out in batches
+                  for s, t in zip(source_tokenizer.decode(source.tolist()), target_tokenizer.decode(target_out.tolist())))
+
+
+def test_sampled_segmentations_spell_the_same_pairs_in_more_pieces_and_change_each_epoch(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+    options = dict(batch_tokens=256, max_length=40, verbose=False)
+    fixed = make_batches(pairs, synthetic_tokenizers, **options)
+    sampled = make_batches(pairs, synthetic_tokenizers, sampling_alpha=0.3, **options)
+    assert sampled.cardinality() == fixed.cardinality()  # bucketed by the fixed length: the same batches
+    fixed_batches = all_batches(fixed)
+    segmented = []
+    for _ in range(2):  # two epochs: each one whole, the same pairs as without sampling
+        batches = all_batches(sampled)
+        assert len(batches) == sampled.cardinality()
+        assert _decoded_pairs(batches, synthetic_tokenizers) == _decoded_pairs(fixed_batches, synthetic_tokenizers)
+        segmented.append({tuple(row[row > 0]) for _, _, target_out in batches for row in target_out})
+    real = lambda batches: sum(int((s > 0).sum() + (t > 0).sum()) for s, _, t in batches)
+    assert real(all_batches(sampled)) > 1.1 * real(fixed_batches)  # dropped merges: more, smaller pieces
+    assert len(segmented[0] - segmented[1]) > len(segmented[0]) // 4  # a new draw in the next epoch
+
+
+def test_a_sampled_segmentation_longer_than_max_length_is_replaced_by_the_fixed_one(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+    source_tokenizer, target_tokenizer = synthetic_tokenizers
+    fixed = [(source_tokenizer.encode(s, add_start_end=True), target_tokenizer.encode(t, add_start_end=True))
+             for s, t in pairs]
+    max_length = max(len(ids) for pair in fixed for ids in pair)  # every pair kept, the longest just fits
+    longest = {tuple(ids[1:]) for pair in fixed for ids in pair if len(ids) == max_length}  # as target_out holds it
+    dataset = make_batches(pairs, synthetic_tokenizers, batch_size=4, max_length=max_length, sampling_alpha=0.9,
+                           verbose=False)
+    batches = all_batches(dataset)
+    targets = [tuple(row[row > 0]) for _, _, target_out in batches for row in target_out]
+    assert len(targets) == len(pairs) and max(source.shape[1] for source, _, _ in batches) <= max_length
+    assert max(map(len, targets)) <= max_length - 1
+    assert longest and longest <= set(targets)  # almost every merge dropped: too long, so the fixed segmentation
+
+
+@pytest.mark.parametrize("alpha", [0, 1.0, -0.1, True, "0.1"])
+def test_a_sampling_alpha_that_is_not_a_probability_is_refused(alpha, synthetic_tokenizers):
+    with pytest.raises(ValueError, match=r"sampling_alpha must be a probability in \(0, 1\).*None"):
+        make_batches(load_parallel_corpus("synthetic", "test"), synthetic_tokenizers, batch_tokens=256,
+                     sampling_alpha=alpha, verbose=False)
+
+
+def test_a_run_on_sampled_segmentations_is_checkpointed_and_resumed(tmp_path, synthetic_tokenizers):
+    import transformer_lib as tl
+
+    dataset = make_batches(load_parallel_corpus("synthetic", "test"), synthetic_tokenizers, batch_tokens=512,
+                           max_length=24, sampling_alpha=0.1, verbose=False)
+    sizes = (1, 16, 2, 32, synthetic_tokenizers[0].vocab_size, synthetic_tokenizers[1].vocab_size)
+    tl.train(tl.Transformer(*sizes), dataset, epochs=1, checkpoint_dir=tmp_path, verbose=0)
+    history = tl.train(tl.Transformer(*sizes), dataset, epochs=2, checkpoint_dir=tmp_path, verbose=0)
+    assert history["epoch"] == [1, 2]  # the data iterator (sampling draws included) was saved and restored
+
+
+def test_sampled_batches_are_fixed_by_the_seed_and_draw_from_many_segmentations(synthetic_tokenizers):
+    pairs = load_parallel_corpus("synthetic", "validation")
+
+    def epochs(seed, count):
+        dataset = make_batches(pairs, synthetic_tokenizers, batch_tokens=256, max_length=40, sampling_alpha=0.3,
+                               seed=seed, verbose=False)
+        return [[tuple(row[row > 0]) for source, _, _ in all_batches(dataset) for row in source] for _ in range(count)]
+
+    first, again, other = epochs(3, 6), epochs(3, 1), epochs(4, 1)
+    assert first[0] == again[0] and first[0] != other[0]  # the same seed, the same draws and order
+    source_tokenizer = synthetic_tokenizers[0]
+    by_text = {}
+    for rows in first:
+        for row in rows:
+            by_text.setdefault(source_tokenizer.decode(list(row)), set()).add(row)
+    longest = max(by_text, key=len)
+    assert len(by_text[longest]) >= 4  # the longest sentence came in at least 4 segmentations in 6 epochs

@@ -111,7 +111,8 @@ def test_pre_ln_adds_one_final_norm_per_stack(rng):
 
 @pytest.mark.parametrize(
     "options",
-    [dict(), dict(norm_first=True, share_embeddings=True, target_vocab_size=50), dict(activation="gelu")],
+    [dict(), dict(norm_first=True, share_embeddings=True, target_vocab_size=50), dict(activation="gelu"),
+     dict(attention_dropout=0.2, activation_dropout=0.3)],
 )
 def test_saved_model_reloads_with_identical_outputs(options, tmp_path, rng):
     model = Transformer(**{**TINY, **options})
@@ -129,9 +130,13 @@ def test_saved_model_reloads_with_identical_outputs(options, tmp_path, rng):
 LAYERS = {
     "PositionalEmbedding": (lambda: tl.PositionalEmbedding(50, 16, learned_positions=True), "ids"),
     "MultiHeadAttention": (lambda: tl.MultiHeadAttention(16, 4), "qkv"),
+    "MultiHeadAttention with attention dropout": (lambda: tl.MultiHeadAttention(16, 4, dropout_rate=0.3), "qkv"),
     "FeedForward": (lambda: tl.FeedForward(16, 40, activation="gelu"), "x"),
+    "FeedForward with activation dropout": (lambda: tl.FeedForward(16, 40, dropout_rate=0.3), "x"),
     "EncoderLayer": (lambda: tl.EncoderLayer(16, 4, 40, 0.2, True), "x"),
     "DecoderLayer": (lambda: tl.DecoderLayer(16, 4, 40), "x,ctx"),
+    "DecoderLayer with attention and activation dropout": (
+        lambda: tl.DecoderLayer(16, 4, 40, attention_dropout=0.1, activation_dropout=0.2), "x,ctx"),
     "Encoder": (lambda: Encoder(2, 16, 4, 40, vocab_size=50, max_length=64), "ids"),
     "Decoder": (lambda: Decoder(2, 16, 4, 40, vocab_size=50, norm_first=True), "ids,ctx,ids"),
     "Decoder sharing an embedding": (  # the shared embedding's own settings must survive saving
@@ -189,6 +194,8 @@ def test_add_norm_round_trips_through_config_and_its_norm_weights_load_with_its_
         (dict(num_layers=0), "num_layers must be a positive integer"),
         (dict(dff=-1), "dff must be a positive integer"),
         (dict(dropout_rate=1.5), r"dropout_rate must be a number in \[0, 1\)"),
+        (dict(attention_dropout=1.0), r"attention_dropout must be a number in \[0, 1\)"),
+        (dict(activation_dropout=-0.1), r"activation_dropout must be a number in \[0, 1\)"),
         (dict(input_vocab_size=0), "vocab_size must be a positive integer"),
         (dict(share_embeddings=True), "share_embeddings=True .* needs one joint vocabulary"),
     ],
@@ -260,5 +267,28 @@ def test_hyperparameters_are_exactly_the_constructor_arguments():
     model = Transformer.from_preset("tiny", 40, 30, max_length=16)
     assert model.hyperparameters == {**tl.PRESETS["tiny"], "input_vocab_size": 40, "target_vocab_size": 30,
                                      "norm_first": False, "share_embeddings": False, "max_length": 16,
-                                     "activation": "relu", "learned_positions": False}
+                                     "activation": "relu", "learned_positions": False, "attention_dropout": 0.0,
+                                     "activation_dropout": 0.0}
     assert Transformer.from_config(model.get_config()).hyperparameters == model.hyperparameters
+
+
+@pytest.mark.parametrize("which", ["attention_dropout", "activation_dropout"])
+def test_attention_and_activation_dropout_act_in_training_only(which, rng):
+    model = Transformer(**{**TINY, "dropout_rate": 0.0, which: 0.5})  # no other dropout
+    batch = (random_ids(rng, 2, 6, 50, pad_from=[4, 6]), random_ids(rng, 2, 5, 40))
+    inference = np.asarray(model(batch, training=False))
+    np.testing.assert_array_equal(np.asarray(model(batch, training=False)), inference)
+    assert np.abs(np.asarray(model(batch, training=True)) - inference).max() > 1e-3
+    plain = Transformer(**{**TINY, "dropout_rate": 0.0})
+    plain(batch)
+    plain.set_weights(model.get_weights())  # the same weights: dropout adds none
+    np.testing.assert_allclose(np.asarray(plain(batch, training=True)), inference, atol=1e-5)
+
+
+def test_attention_dropout_drops_weights_in_the_mixing_and_returns_them_whole(rng):
+    attention = tl.MultiHeadAttention(16, 4, dropout_rate=0.5)
+    x = rng.normal(size=(2, 6, 16)).astype("float32")
+    (kept, kept_weights), (dropped, dropped_weights) = attention(x, x, x, training=False), attention(x, x, x, training=True)
+    np.testing.assert_allclose(np.asarray(keras.ops.sum(dropped_weights, axis=-1)), 1.0, atol=1e-5)  # for display: rows still sum to 1
+    np.testing.assert_allclose(np.asarray(dropped_weights), np.asarray(kept_weights), atol=1e-6)
+    assert np.abs(np.asarray(dropped) - np.asarray(kept)).max() > 1e-3  # but the values were mixed with fewer

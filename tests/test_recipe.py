@@ -38,6 +38,9 @@ def dataclasses_error():
     (dict(label_smoothing=1.0), "label_smoothing must be a number in"),
     (dict(max_length=2), "max_length=2 leaves no room"),
     (dict(preset="huge"), "huge"),
+    (dict(attention_dropout=1.0), "attention_dropout must be a number in"),
+    (dict(sampling_alpha=0.0), r"sampling_alpha must be a probability in \(0, 1\)"),
+    (dict(sampling_alpha=1.0), r"sampling_alpha must be a probability in \(0, 1\)"),
 ])
 def test_a_bad_setting_is_refused_when_the_recipe_is_made(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -67,6 +70,27 @@ def test_the_command_line_builds_the_default_recipe_with_the_options_given():
     assert recipe_from(args).changes() == {
         "warmup_steps": None, "warmup_ratio": 0.05, "dropout_rate": 0.2, "batch_size": 32, "batch_tokens": None,
         "peak_rate": 0.003, "bucket_growth": 1.2, **({"shuffle_batches": False} if Recipe().shuffle_batches else {})}
+
+
+def test_subword_sampling_is_a_setting_of_the_recipe_and_of_the_command_line():
+    from transformer_lib.recipe import training_data
+
+    args = build_parser().parse_args(["train", "--out", "x", "--sampling-alpha", "0.1", "--attention-dropout", "0.1",
+                                      "--activation-dropout", "0.2"])
+    assert recipe_from(args).changes() == {"sampling_alpha": 0.1, "attention_dropout": 0.1, "activation_dropout": 0.2}
+    model = recipe_from(args).replace(preset="tiny").model((tl.SubwordTokenizer.train(["a b"] * 9, 300),) * 2)
+    assert (model.hyperparameters["attention_dropout"], model.hyperparameters["activation_dropout"]) == (0.1, 0.2)
+    recipe = Recipe(corpus="synthetic", vocab_size=400, max_length=40)
+    val_pairs = tl.load_parallel_corpus("synthetic", "validation")
+
+    def tokens(recipe):
+        _, train_ds, val_ds = training_data(recipe, val_pairs, verbose=False)
+        count = lambda dataset: sum(int((s > 0).sum() + (t > 0).sum()) for (s, _), t in dataset.as_numpy_iterator())
+        return count(train_ds), count(val_ds)
+
+    (fixed_train, fixed_val), (sampled_train, sampled_val) = tokens(recipe), tokens(recipe.replace(sampling_alpha=0.3))
+    assert sampled_train > 1.1 * fixed_train  # the training sentences are sampled ...
+    assert sampled_val == fixed_val  # ... the validation sentences never
 
 
 def test_the_command_line_chooses_either_layer_norm_placement():

@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="each length bucket this many times wider than the last (default: %g)" % RECIPE.bucket_growth)
     train.add_argument("--shuffle-batches", action=argparse.BooleanOptionalAction, default=None,
                        help="shuffle each epoch's batches after bucketing (default: %s)" % RECIPE.shuffle_batches)
+    train.add_argument("--sampling-alpha", type=share, default=None,
+                       help="subword sampling: skip each BPE merge with this probability when segmenting a training "
+                            "sentence (BPE-dropout), e.g. 0.1 (default: %s)" % RECIPE.sampling_alpha)
     train.add_argument("--max-length", type=sequence_length, default=None, help="longest sentence in tokens")
     train.add_argument("--warmup-steps", type=positive_int, default=None,
                        help="learning-rate warm-up in steps (default: %s)" % RECIPE.warmup_steps)
@@ -130,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
     train.add_argument("--dropout", dest="dropout_rate", type=rate, default=None,
                        help="dropout rate (default: the preset's)")
+    train.add_argument("--attention-dropout", type=rate, default=None,
+                       help="dropout on the attention weights (default: %g)" % RECIPE.attention_dropout)
+    train.add_argument("--activation-dropout", type=rate, default=None,
+                       help="dropout on the feed-forward's inner activations (default: %g)" % RECIPE.activation_dropout)
     train.add_argument("--label-smoothing", type=rate, default=None,
                        help="label smoothing (default: %g)" % RECIPE.label_smoothing)
     train.add_argument("--average-last", type=positive_int, default=None,

@@ -22,6 +22,14 @@ def require_rate(name: str, value) -> None:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
 
 
+def require_sampling_alpha(value) -> float:
+    """`value` if it is a BPE-dropout probability in (0, 1); raise a ValueError that says what to pass otherwise."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ValueError(f"sampling_alpha must be a probability in (0, 1), e.g. 0.1, got {value!r}; "
+                         "pass None to train on the one fixed segmentation.")
+    return float(value)
+
+
 def require_share(name: str, value) -> None:
     """Raise a ValueError unless `value` is a share strictly between 0 and 1 (0 or all of it would be no share)."""
     if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib._checks import build_unbuilt, require_heads_divide
+from transformer_lib._checks import build_unbuilt, require_heads_divide, require_rate
 
 
 def large_negative(dtype) -> float:
@@ -23,7 +23,7 @@ def large_negative(dtype) -> float:
     return -3e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9
 
 
-def scaled_dot_product_attention(q, k, v, mask=None):
+def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
     """Eq. 1: softmax(q k^T / sqrt(d_k)) v, with blocked positions removed from the softmax.
 
     Args:
@@ -32,6 +32,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         v: values `[..., S, d_v]`.
         mask: optional float mask broadcastable to `[..., T, S]`, **1.0 = blocked** (see
             `transformer_lib.masks`). Boolean Keras-style masks are refused, not guessed at.
+        dropout: optional layer applied to the weights before they mix the values (attention
+            dropout: not in the paper; a regularizer for small corpora, active in training only).
 
     Returns:
         `(output, weights)`: output `[..., T, d_v]` and attention weights `[..., T, S]`, whose rows
@@ -54,7 +56,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     scores = ops.cast(scores, "float32")
     exps = ops.exp(scores - ops.max(scores, axis=-1, keepdims=True))
     weights = ops.cast(exps / ops.sum(exps, axis=-1, keepdims=True), v.dtype)  # (..., T, S)
-    return ops.matmul(weights, v), weights  # (..., T, d_v), (..., T, S)
+    mixing = weights if dropout is None else dropout(weights)  # attention dropout, when asked for
+    return ops.matmul(mixing, v), weights  # (..., T, d_v), (..., T, S)
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -68,6 +71,8 @@ class MultiHeadAttention(keras.layers.Layer):
     Args:
         d_model: size of the input and output vectors.
         num_heads: h; must divide d_model.
+        dropout_rate: attention dropout: drop this share of the attention weights in training (not
+            in the paper, which drops only sub-layer outputs and embeddings; default 0: none).
 
     Call arguments:
         query: `[B, T, d_model]`.
@@ -85,9 +90,11 @@ class MultiHeadAttention(keras.layers.Layer):
     the float mask is never attached to the outputs as if it were a Keras mask.
     """
 
-    def __init__(self, d_model: int, num_heads: int, **kwargs):
+    def __init__(self, d_model: int, num_heads: int, dropout_rate: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         require_heads_divide(d_model, num_heads)
+        require_rate("dropout_rate", dropout_rate)
+        self.dropout_rate = dropout_rate
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -95,6 +102,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.wk = keras.layers.Dense(d_model, name="key")
         self.wv = keras.layers.Dense(d_model, name="value")
         self.wo = keras.layers.Dense(d_model, name="output")
+        self.dropout = keras.layers.Dropout(dropout_rate, name="attention_dropout") if dropout_rate else None
 
     def build(self, query_shape, key_shape, value_shape):
         build_unbuilt(self.wq, query_shape)
@@ -120,7 +128,7 @@ class MultiHeadAttention(keras.layers.Layer):
         # 2. Split the projected features into h heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, h, T|S, d_k)
         # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v.
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)  # (B, h, T, d_k), (B, h, T, S)
         # 4. Concat(head_1, ..., head_h), then W^O.
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
 
@@ -145,4 +153,5 @@ class MultiHeadAttention(keras.layers.Layer):
         return None  # overriding this also tells Keras the layer accepts `mask` (no "destroys the mask" warning)
 
     def get_config(self):
-        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads}
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "dropout_rate": self.dropout_rate}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from transformer_lib._checks import require_growth, require_max_length, require_positive_int
+from transformer_lib._checks import require_growth, require_max_length, require_positive_int, require_sampling_alpha
 from transformer_lib.tokenizer import PAD_ID, SubwordTokenizer
 
 
@@ -61,6 +62,8 @@ def make_batches(
     verbose: bool = True,
     bucket_growth: float = 1.1,
     shuffle_batches: bool = True,
+    sampling_alpha: float | None = None,
+    segmentations: int = 16,
 ) -> tf.data.Dataset:
     """Tokenized, filtered, bucketed, shuffled batches ready for `model.fit`.
 
@@ -78,6 +81,12 @@ def make_batches(
         bucket_growth: each bucket's upper length bound is this many times the last one's.
         shuffle_batches: shuffle the batches of each epoch after bucketing (with `shuffle`), so that
             the buckets' last, part-filled batches do not all come at the end of the epoch.
+        sampling_alpha: subword regularization for training (BPE-dropout, `SubwordTokenizer.encode`):
+            each pair is segmented `segmentations` times in advance, each merge skipped with
+            probability `sampling_alpha`, and every time the pair is drawn one of them is picked at
+            random. A segmentation longer than `max_length` is replaced by the fixed one; a pair
+            stays in the bucket of its fixed length (a batch may hold a few more tokens than
+            `batch_tokens`). None (default): the fixed segmentation, every epoch.
 
     Returns:
         A dataset of `((source_ids, target_in), target_out)`, int32 `[batch, len]`, 0 = padding;
@@ -90,14 +99,19 @@ def make_batches(
     else:
         require_positive_int("batch_tokens", batch_tokens)
     require_max_length(max_length)
-    kept = _encode_and_filter(pairs, tokenizers, max_length, verbose)
-    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows([s for s, _ in kept]), ragged_rows([t for _, t in kept])))
-    dataset = dataset.map(_dense_rows)  # elements: (source_ids [len_s], target_ids [len_t])
-    if shuffle:
-        dataset = dataset.shuffle(len(kept), seed=seed, reshuffle_each_iteration=True)
+    kept, texts = _encode_and_filter(pairs, tokenizers, max_length, verbose)
+    if sampling_alpha is None:
+        dataset = tf.data.Dataset.from_tensor_slices((ragged_rows([s for s, _ in kept]), ragged_rows([t for _, t in kept])))
+        dataset = dataset.map(_dense_rows)  # elements: (source_ids [len_s], target_ids [len_t])
+        if shuffle:
+            dataset = dataset.shuffle(len(kept), seed=seed, reshuffle_each_iteration=True)
+        length_fn = _pair_length
+    else:
+        dataset = sampled_rows(kept, texts, tokenizers, sampling_alpha, segmentations, max_length, shuffle, seed)
+        length_fn = _fixed_length  # elements: (source_ids, target_ids, length of the fixed segmentation)
 
     if bucketing:
-        dataset = bucket_by_length(dataset, [max(len(s), len(t)) for s, t in kept], _pair_length, max_length,
+        dataset = bucket_by_length(dataset, [max(len(s), len(t)) for s, t in kept], length_fn, max_length,
                                    batch_size, batch_tokens, bucket_growth)
         if shuffle and shuffle_batches:  # the whole epoch's batches in the buffer: a full shuffle
             dataset = dataset.shuffle(int(dataset.cardinality()), seed=seed + 1, reshuffle_each_iteration=True)
@@ -105,18 +119,52 @@ def make_batches(
         size = batch_size or max(1, batch_tokens // max_length)
         dataset = dataset.padded_batch(size)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(math.ceil(len(kept) / size)))
+    if sampling_alpha is not None:
+        dataset = dataset.map(lambda source, target, length: (source, target))
     return dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
 
 
-def _encode_and_filter(pairs, tokenizers, max_length: int, verbose: bool) -> list[tuple[list[int], list[int]]]:
-    """Token ids (START ... END) of each pair, without the pairs that are too long or have an empty side."""
+def sampled_rows(kept, texts, tokenizers, alpha: float, segmentations: int, max_length: int, shuffle: bool,
+                 seed: int) -> tf.data.Dataset:
+    """The kept pairs, each time drawn in one of `segmentations` sampled segmentations (`make_batches`'
+    `sampling_alpha`): elements `(source_ids, target_ids, fixed_length)`, the last for bucketing.
+
+    The draws come from `tf.data.Dataset.random`, so they differ every epoch and a training
+    iterator can still be checkpointed (a Python function in the pipeline could not be)."""
+    require_sampling_alpha(alpha)
+    require_positive_int("segmentations", segmentations)
+    source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
+    seeds = random.Random(seed)  # one seed per segmentation and side: the same `seed`, the same draws
+    draws = [(source_tokenizer.encode([s for s, _ in texts], True, alpha, seeds.randrange(2**31)),
+              target_tokenizer.encode([t for _, t in texts], True, alpha, seeds.randrange(2**31)))
+             for _ in range(segmentations)]
+    fits = lambda sampled, fixed: sampled if len(sampled) <= max_length else fixed
+    # row i * segmentations + k: pair i in its k-th segmentation
+    sources = ragged_rows([fits(draws[k][0][i], s) for i, (s, _) in enumerate(kept) for k in range(segmentations)])
+    targets = ragged_rows([fits(draws[k][1][i], t) for i, (_, t) in enumerate(kept) for k in range(segmentations)])
+    lengths = tf.constant([max(len(s), len(t)) for s, t in kept], tf.int32)
+
+    def pick(index, draw):
+        row = index * segmentations + draw % segmentations
+        return sources[row], targets[row], tf.gather(lengths, index)
+
+    indices = tf.data.Dataset.range(len(kept))
+    if shuffle:
+        indices = indices.shuffle(len(kept), seed=seed, reshuffle_each_iteration=True)
+    draws = tf.data.Dataset.random(seed=seed + 2, rerandomize_each_iteration=True)
+    return tf.data.Dataset.zip(indices, draws).map(pick)
+
+
+def _encode_and_filter(pairs, tokenizers, max_length: int, verbose: bool) -> tuple[list, list]:
+    """Token ids (START ... END) of each pair, without the pairs that are too long or have an empty
+    side; and the kept pairs' texts."""
     source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
     if isinstance(pairs, tf.data.Dataset):
         pairs = [(s.decode("utf-8"), t.decode("utf-8")) for s, t in pairs.as_numpy_iterator()]
     sources = source_tokenizer.encode([s for s, _ in pairs], add_start_end=True)
     targets = target_tokenizer.encode([t for _, t in pairs], add_start_end=True)
     too_long = sum(1 for s, t in zip(sources, targets) if max(len(s), len(t)) > max_length)
-    kept = [(s, t) for s, t in zip(sources, targets) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
+    kept = [(s, t, pair) for s, t, pair in zip(sources, targets, pairs) if 2 < len(s) <= max_length and 2 < len(t) <= max_length]
     empty = len(pairs) - too_long - len(kept)  # only START and END on a side: nothing to translate
     if verbose:
         print(
@@ -125,7 +173,7 @@ def _encode_and_filter(pairs, tokenizers, max_length: int, verbose: bool) -> lis
         )
     if not kept:
         raise ValueError(f"No pair left after filtering (max_length={max_length}); raise max_length or check the data.")
-    return kept
+    return [(s, t) for s, t, _ in kept], [pair for _, _, pair in kept]
 
 
 def bucket_by_length(dataset: tf.data.Dataset, lengths: list[int], length_fn, max_length: int,
@@ -156,6 +204,10 @@ def ragged_rows(sequences: list[list[int]]) -> tf.RaggedTensor:
 
 def _pair_length(source, target):
     return tf.maximum(tf.shape(source)[0], tf.shape(target)[0])
+
+
+def _fixed_length(source, target, length):
+    return length
 
 
 def _dense_rows(source, target):

@@ -7,7 +7,6 @@ import keras
 from keras import ops
 
 from transformer_lib._checks import build_unbuilt
-from transformer_lib.attention import MultiHeadAttention
 from transformer_lib.encoder import BaseTransformerLayer, Stack
 from transformer_lib.masks import decoder_mask, padding_mask
 
@@ -34,9 +33,9 @@ class DecoderLayer(BaseTransformerLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.self_attention = MultiHeadAttention(self.d_model, self.num_heads, name="self_attention")
+        self.self_attention = self.attention("self_attention")
         self.self_attention_add_norm = self.add_norm("self_attention_add_norm")
-        self.cross_attention = MultiHeadAttention(self.d_model, self.num_heads, name="cross_attention")
+        self.cross_attention = self.attention("cross_attention")
         self.cross_attention_add_norm = self.add_norm("cross_attention_add_norm")
 
     def build(self, x_shape, encoder_output_shape):

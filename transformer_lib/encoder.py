@@ -16,6 +16,7 @@ from transformer_lib._checks import (
     check_token_ids,
     require_layer_sizes,
     require_positive_int,
+    require_rate,
 )
 from transformer_lib.add_norm import LAYER_NORM_EPSILON, AddNorm
 from transformer_lib.attention import MultiHeadAttention
@@ -32,19 +33,28 @@ class BaseTransformerLayer(keras.layers.Layer):
         dropout_rate: P_drop of §5.4.
         norm_first: False for post-LN (the paper), True for pre-LN (Xiong et al. 2020).
         activation: the feed-forward activation ("relu" in the paper).
+        attention_dropout, activation_dropout: dropout on the attention weights and on the
+            feed-forward's inner activations (not in the paper; default 0: none).
     """
 
     def __init__(self, d_model: int, num_heads: int, dff: int, dropout_rate: float = 0.1,
-                 norm_first: bool = False, activation: str = "relu", **kwargs):
+                 norm_first: bool = False, activation: str = "relu", attention_dropout: float = 0.0,
+                 activation_dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         require_layer_sizes(d_model, num_heads, dff, dropout_rate)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
-        self.feed_forward = FeedForward(d_model, dff, activation, name="feed_forward")
+        require_rate("attention_dropout", attention_dropout)
+        require_rate("activation_dropout", activation_dropout)
+        self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
+        self.feed_forward = FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward")
         self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
 
     def add_norm(self, name: str) -> AddNorm:
         return AddNorm(self.dropout_rate, self.norm_first, name=name)
+
+    def attention(self, name: str) -> MultiHeadAttention:
+        return MultiHeadAttention(self.d_model, self.num_heads, self.attention_dropout, name=name)
 
     def get_config(self):
         return {
@@ -55,6 +65,8 @@ class BaseTransformerLayer(keras.layers.Layer):
             "dropout_rate": self.dropout_rate,
             "norm_first": self.norm_first,
             "activation": self.activation,
+            "attention_dropout": self.attention_dropout,
+            "activation_dropout": self.activation_dropout,
         }
 
 
@@ -74,7 +86,7 @@ class EncoderLayer(BaseTransformerLayer):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.self_attention = MultiHeadAttention(self.d_model, self.num_heads, name="self_attention")
+        self.self_attention = self.attention("self_attention")
         self.attention_add_norm = self.add_norm("attention_add_norm")
 
     def build(self, x_shape):
@@ -96,7 +108,8 @@ class Stack(keras.layers.Layer):
 
     Args:
         num_layers: N (6 in the paper).
-        d_model, num_heads, dff, dropout_rate, norm_first, activation: as in `BaseTransformerLayer`.
+        d_model, num_heads, dff, dropout_rate, norm_first, activation, attention_dropout,
+            activation_dropout: as in `BaseTransformerLayer`.
         vocab_size: vocabulary size; id 0 is padding.
         max_length: longest sequence.
         embedding: optional `PositionalEmbedding` to use instead of a new one, to share weights
@@ -109,13 +122,17 @@ class Stack(keras.layers.Layer):
     def __init__(self, num_layers: int, d_model: int, num_heads: int, dff: int, vocab_size: int,
                  dropout_rate: float = 0.1, norm_first: bool = False, activation: str = "relu",
                  max_length: int = 2048, embedding: PositionalEmbedding | None = None,
-                 learned_positions: bool = False, **kwargs):
+                 learned_positions: bool = False, attention_dropout: float = 0.0, activation_dropout: float = 0.0,
+                 **kwargs):
         super().__init__(**kwargs)
         require_positive_int("num_layers", num_layers)
         require_layer_sizes(d_model, num_heads, dff, dropout_rate)
+        require_rate("attention_dropout", attention_dropout)
+        require_rate("activation_dropout", activation_dropout)
         self.num_layers, self.vocab_size, self.max_length, self.d_model = num_layers, vocab_size, max_length, d_model
         self.layer_config = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout_rate=dropout_rate,
-                                 norm_first=norm_first, activation=activation)
+                                 norm_first=norm_first, activation=activation, attention_dropout=attention_dropout,
+                                 activation_dropout=activation_dropout)
         self.shares_embedding = embedding is not None
         if embedding is not None and (embedding.vocab_size, embedding.d_model) != (vocab_size, d_model):
             raise ValueError(

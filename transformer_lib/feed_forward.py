@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import keras
 
-from transformer_lib._checks import build_unbuilt, require_positive_int
+from transformer_lib._checks import build_unbuilt, require_positive_int, require_rate
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -21,6 +21,8 @@ class FeedForward(keras.layers.Layer):
         d_model: input and output size.
         dff: inner size.
         activation: "relu" as in the paper; "gelu" for BERT-style models.
+        dropout_rate: activation dropout: drop this share of the inner activations in training
+            (not in the paper; a regularizer for small corpora; default 0: none).
 
     Call arguments:
         x: `[batch, seq, d_model]`.
@@ -29,22 +31,29 @@ class FeedForward(keras.layers.Layer):
         `[batch, seq, d_model]`; 2 * d_model * dff + dff + d_model parameters.
     """
 
-    def __init__(self, d_model: int, dff: int, activation: str = "relu", **kwargs):
+    def __init__(self, d_model: int, dff: int, activation: str = "relu", dropout_rate: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         require_positive_int("d_model", d_model)
         require_positive_int("dff", dff)
         self.d_model = d_model
         self.dff = dff
         self.activation = activation
+        require_rate("dropout_rate", dropout_rate)
+        self.dropout_rate = dropout_rate
         self.inner = keras.layers.Dense(dff, activation=activation, name="inner")  # W_1, b_1
         self.outer = keras.layers.Dense(d_model, name="outer")  # W_2, b_2
+        self.dropout = keras.layers.Dropout(dropout_rate, name="activation_dropout") if dropout_rate else None
 
     def build(self, x_shape):
         build_unbuilt(self.inner, x_shape)
         build_unbuilt(self.outer, (*x_shape[:-1], self.dff))
 
     def call(self, x):
-        return self.outer(self.inner(x))  # (batch, seq, dff) -> (batch, seq, d_model)
+        hidden = self.inner(x)  # (batch, seq, dff): max(0, x W_1 + b_1)
+        if self.dropout is not None:  # activation dropout, in training only
+            hidden = self.dropout(hidden)
+        return self.outer(hidden)  # (batch, seq, d_model)
 
     def get_config(self):
-        return {**super().get_config(), "d_model": self.d_model, "dff": self.dff, "activation": self.activation}
+        return {**super().get_config(), "d_model": self.d_model, "dff": self.dff, "activation": self.activation,
+                "dropout_rate": self.dropout_rate}

@@ -47,6 +47,9 @@ class Transformer(keras.Model):
         max_length: longest source or target sequence.
         activation: feed-forward activation.
         learned_positions: learn one vector per position instead of the sinusoids (Table 3, row E).
+        attention_dropout: dropout on the attention weights; activation_dropout: on the
+            feed-forward's inner activations. Not in the paper (default 0: none); regularizers for
+            small corpora (chapter 7's study).
 
     Call arguments:
         inputs: a pair `(source_ids, target_ids)`, int `[batch, src_len]` and `[batch, tgt_len]`,
@@ -60,7 +63,8 @@ class Transformer(keras.Model):
     def __init__(self, num_layers: int, d_model: int, num_heads: int, dff: int,
                  input_vocab_size: int, target_vocab_size: int, dropout_rate: float = 0.1,
                  norm_first: bool = False, share_embeddings: bool = False, max_length: int = 2048,
-                 activation: str = "relu", learned_positions: bool = False, **kwargs):
+                 activation: str = "relu", learned_positions: bool = False, attention_dropout: float = 0.0,
+                 activation_dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
         if share_embeddings and input_vocab_size != target_vocab_size:
             raise ValueError(

@@ -21,6 +21,7 @@ from transformer_lib._checks import (
     require_max_length,
     require_positive_int,
     require_rate,
+    require_sampling_alpha,
     require_share,
 )
 from transformer_lib.checkpoints import saved_checkpoints
@@ -51,8 +52,11 @@ class Recipe:
     embeddings, §3.4), sentences of at most `max_length` tokens. Batches (`make_batches`): about
     `batch_tokens` tokens of sentences of similar length (or `batch_size` sentences), buckets
     `bucket_growth` times wider each, the batches of an epoch shuffled (`shuffle_batches`);
-    `bucketing=False` with `batch_size` is the TensorFlow tutorial's `padded_batch`. Model: the
-    `preset`, its dropout or `dropout_rate`, `norm_first` for pre-LN (False: the paper's post-LN).
+    `bucketing=False` with `batch_size` is the TensorFlow tutorial's `padded_batch`; `sampling_alpha`
+    segments the training sentences anew each time (BPE-dropout, `make_batches`). Model: the
+    `preset`, its dropout or `dropout_rate`, dropout on the attention weights and the feed-forward's
+    inner activations (`attention_dropout`, `activation_dropout`; not in the paper), `norm_first` for
+    pre-LN (False: the paper's post-LN).
     Optimizer (§5.3): warm-up for `warmup_steps` updates, or for `warmup_ratio` of the run when
     `warmup_steps` is None, up to the schedule's own peak or `peak_rate`. The defaults (pre-LN, a
     warm-up of 1,000 updates, shuffled batches of ~1,024 tokens) won issue #29's study of time to
@@ -71,10 +75,13 @@ class Recipe:
     bucketing: bool = True
     bucket_growth: float = 1.1
     shuffle_batches: bool = True
+    sampling_alpha: float | None = None
     warmup_steps: int | None = 1000
     warmup_ratio: float | None = None
     peak_rate: float | None = None
     dropout_rate: float | None = None
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
     label_smoothing: float = 0.1
     norm_first: bool = True
     average_last: int = 5
@@ -103,10 +110,12 @@ class Recipe:
         if self.peak_rate is not None:
             require_learning_rate("peak_rate", self.peak_rate)
         require_growth("bucket_growth", self.bucket_growth)
-        for name in ("dropout_rate", "label_smoothing"):
+        for name in ("dropout_rate", "attention_dropout", "activation_dropout", "label_smoothing"):
             if getattr(self, name) is not None:
                 require_rate(name, getattr(self, name))
         require_max_length(self.max_length)
+        if self.sampling_alpha is not None:
+            require_sampling_alpha(self.sampling_alpha)
 
     def replace(self, **changes) -> Recipe:
         """This recipe with some settings changed (checked again); an unknown name is refused."""
@@ -139,11 +148,12 @@ class Recipe:
 
     def model(self, tokenizers, **sizes) -> Transformer:
         """The recipe's `Transformer` for `tokenizers` (source, target): its preset, with `sizes`
-        changed, the recipe's dropout (or the preset's), pre- or post-LN, shared embeddings."""
+        changed, the recipe's dropouts (or the preset's), pre- or post-LN, shared embeddings."""
         dropout = {} if self.dropout_rate is None else {"dropout_rate": self.dropout_rate}
         return Transformer.from_preset(self.preset, tokenizers[0].vocab_size, tokenizers[1].vocab_size,
                                        max_length=self.max_length, norm_first=self.norm_first,
-                                       share_embeddings=self.joint_vocab, **dropout, **sizes)
+                                       share_embeddings=self.joint_vocab, attention_dropout=self.attention_dropout,
+                                       activation_dropout=self.activation_dropout, **dropout, **sizes)
 
     def optimizer(self, d_model: int, updates: int) -> keras.optimizers.Adam:
         """Adam with the §5.3 schedule this recipe asks for, for a run of `updates` updates."""
@@ -230,7 +240,7 @@ def training_data(recipe: Recipe, val_pairs, verbose: bool = True):
     train_pairs = load_parallel_corpus(recipe.corpus, "train")
     tokenizers = train_tokenizers(train_pairs, recipe.vocab_size, joint=recipe.joint_vocab)
     batching = dict(recipe.batching(), verbose=verbose)
-    return (tokenizers, make_batches(train_pairs, tokenizers, seed=recipe.seed, **batching),
+    return (tokenizers, make_batches(train_pairs, tokenizers, seed=recipe.seed, sampling_alpha=recipe.sampling_alpha, **batching),
             make_batches(val_pairs, tokenizers, shuffle=False, **batching))
 
 

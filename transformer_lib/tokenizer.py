@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import re
+import secrets
 import warnings
 from collections.abc import Iterable, Sequence
 from numbers import Integral
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib._checks import require_positive_int, require_sampling_alpha
 
 PAD_ID, START_ID, END_ID, UNKNOWN_ID = 0, 1, 2, 3
 
@@ -131,17 +132,28 @@ class SubwordTokenizer:
     def vocab_size(self) -> int:
         return self.processor.get_piece_size()
 
-    def encode(self, text: str | Sequence[str], add_start_end: bool = False) -> list[int] | list[list[int]]:
+    def encode(self, text: str | Sequence[str], add_start_end: bool = False,
+               sampling_alpha: float | None = None, seed: int | None = None) -> list[int] | list[list[int]]:
         """Token ids of one string, or a list of id lists for a list of strings.
 
-        With `add_start_end`, each sequence is wrapped in START_ID ... END_ID.
+        With `add_start_end`, each sequence is wrapped in START_ID ... END_ID. With `sampling_alpha`
+        (0 < alpha < 1) each call draws one of the text's segmentations: every merge of the BPE
+        vocabulary is skipped with probability alpha (BPE-dropout, Provilkov et al. 2020; sentencepiece's
+        subword sampling), so a word comes out in smaller pieces now and then. For training only.
+        `seed` fixes the draw (the same seed, the same segmentations); None draws afresh.
         """
         single = isinstance(text, str)
         texts = [text] if single else list(text)
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"encode expects str or a list of str, got {type(t).__name__}: {t!r}")
-        ids = self.processor.encode(texts, add_bos=add_start_end, add_eos=add_start_end)
+        sampling = {}
+        if sampling_alpha is not None:
+            # sentencepiece draws from one process-wide seed, re-applied at every call once set (so a call
+            # without a fresh seed would repeat the last draw), and in one thread the draw is reproducible
+            spm.set_random_generator_seed(secrets.randbits(31) if seed is None else seed)
+            sampling = dict(enable_sampling=True, alpha=require_sampling_alpha(sampling_alpha), num_threads=1)
+        ids = self.processor.encode(texts, add_bos=add_start_end, add_eos=add_start_end, **sampling)
         return ids[0] if single else ids
 
     def decode(self, ids: Sequence[int] | Sequence[Sequence[int]]) -> str | list[str]:
