@@ -115,11 +115,14 @@ def _divisors(n: int) -> list[int]:
     return [k for k in range(1, n + 1) if n % k == 0]
 
 
-def require_layer_sizes(d_model: int, num_heads: int, dff: int, dropout_rate: float) -> None:
-    """Check the sizes every encoder/decoder layer shares, before any sub-layer is made."""
+def require_layer_sizes(d_model: int, num_heads: int, dff: int, dropout_rate: float,
+                        attention_dropout: float = 0.0, activation_dropout: float = 0.0) -> None:
+    """Check the sizes and dropout rates every encoder/decoder layer shares, before any sub-layer is made."""
     require_heads_divide(d_model, num_heads)
     require_positive_int("dff", dff)
-    require_rate("dropout_rate", dropout_rate)
+    for name, value in (("dropout_rate", dropout_rate), ("attention_dropout", attention_dropout),
+                        ("activation_dropout", activation_dropout)):
+        require_rate(name, value)
 
 
 def build_unbuilt(layer, *shapes) -> None:

@@ -8,6 +8,8 @@ Shapes use B = batch, T = query length, S = key/value length, h = num_heads, d_k
 
 from __future__ import annotations
 
+import functools
+
 import keras
 from keras import ops
 
@@ -80,6 +82,7 @@ class MultiHeadAttention(keras.layers.Layer):
         value: `[B, S, d_model]`.
         mask: optional float mask broadcastable to `[B, h, T, S]`, 1.0 = blocked
             (`padding_mask` gives `[B, 1, 1, S]`, `decoder_mask` gives `[B, 1, T, T]`).
+        training: enables the attention dropout (if any).
 
     Returns:
         `(output, weights)`: output `[B, T, d_model]`, weights `[B, h, T, S]`.
@@ -122,15 +125,19 @@ class MultiHeadAttention(keras.layers.Layer):
         x = ops.transpose(x, (0, 2, 1, 3))  # (B, L, h, d_k)
         return ops.reshape(x, (batch, length, self.d_model))  # (B, L, d_model)
 
-    def call(self, query, key, value, mask=None):
+    def call(self, query, key, value, mask=None, training=None):
         # 1. Project: Q W^Q, K W^K, V W^V for all h heads at once (one d_model x d_model matrix each).
         q, k, v = self.wq(query), self.wk(key), self.wv(value)  # (B, T, d_model), (B, S, d_model) x 2
         # 2. Split the projected features into h heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, h, T|S, d_k)
         # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v.
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)  # (B, h, T, d_k), (B, h, T, S)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.weight_dropout(training))  # (B, h, T, d_k), (B, h, T, S)
         # 4. Concat(head_1, ..., head_h), then W^O.
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
+
+    def weight_dropout(self, training):
+        """The attention dropout for `scaled_dot_product_attention`, or None without one."""
+        return None if self.dropout is None else functools.partial(self.dropout, training=training)
 
     # The cached path (chapter 8's decoding) uses the same weights in two halves: the keys and values
     # are projected once and kept, and each new query attends to them.

@@ -135,13 +135,13 @@ def sampled_rows(kept, texts, tokenizers, alpha: float, segmentations: int, max_
     require_positive_int("segmentations", segmentations)
     source_tokenizer, target_tokenizer = tokenizers if isinstance(tokenizers, tuple) else (tokenizers, tokenizers)
     seeds = random.Random(seed)  # one seed per segmentation and side: the same `seed`, the same draws
-    draws = [(source_tokenizer.encode([s for s, _ in texts], True, alpha, seeds.randrange(2**31)),
-              target_tokenizer.encode([t for _, t in texts], True, alpha, seeds.randrange(2**31)))
-             for _ in range(segmentations)]
-    fits = lambda sampled, fixed: sampled if len(sampled) <= max_length else fixed
+    sampled = [(source_tokenizer.encode([s for s, _ in texts], True, alpha, seeds.randrange(2**31)),
+                target_tokenizer.encode([t for _, t in texts], True, alpha, seeds.randrange(2**31)))
+               for _ in range(segmentations)]
+    fits = lambda ids, fixed: ids if len(ids) <= max_length else fixed
     # row i * segmentations + k: pair i in its k-th segmentation
-    sources = ragged_rows([fits(draws[k][0][i], s) for i, (s, _) in enumerate(kept) for k in range(segmentations)])
-    targets = ragged_rows([fits(draws[k][1][i], t) for i, (_, t) in enumerate(kept) for k in range(segmentations)])
+    sources = ragged_rows([fits(sampled[k][0][i], s) for i, (s, _) in enumerate(kept) for k in range(segmentations)])
+    targets = ragged_rows([fits(sampled[k][1][i], t) for i, (_, t) in enumerate(kept) for k in range(segmentations)])
     lengths = tf.constant([max(len(s), len(t)) for s, t in kept], tf.int32)
 
     def pick(index, draw):

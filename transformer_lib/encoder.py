@@ -16,7 +16,6 @@ from transformer_lib._checks import (
     check_token_ids,
     require_layer_sizes,
     require_positive_int,
-    require_rate,
 )
 from transformer_lib.add_norm import LAYER_NORM_EPSILON, AddNorm
 from transformer_lib.attention import MultiHeadAttention
@@ -41,11 +40,9 @@ class BaseTransformerLayer(keras.layers.Layer):
                  norm_first: bool = False, activation: str = "relu", attention_dropout: float = 0.0,
                  activation_dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
-        require_layer_sizes(d_model, num_heads, dff, dropout_rate)
+        require_layer_sizes(d_model, num_heads, dff, dropout_rate, attention_dropout, activation_dropout)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
-        require_rate("attention_dropout", attention_dropout)
-        require_rate("activation_dropout", activation_dropout)
         self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
         self.feed_forward = FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward")
         self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
@@ -126,9 +123,7 @@ class Stack(keras.layers.Layer):
                  **kwargs):
         super().__init__(**kwargs)
         require_positive_int("num_layers", num_layers)
-        require_layer_sizes(d_model, num_heads, dff, dropout_rate)
-        require_rate("attention_dropout", attention_dropout)
-        require_rate("activation_dropout", activation_dropout)
+        require_layer_sizes(d_model, num_heads, dff, dropout_rate, attention_dropout, activation_dropout)
         self.num_layers, self.vocab_size, self.max_length, self.d_model = num_layers, vocab_size, max_length, d_model
         self.layer_config = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout_rate=dropout_rate,
                                  norm_first=norm_first, activation=activation, attention_dropout=attention_dropout,

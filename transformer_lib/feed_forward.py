@@ -26,6 +26,7 @@ class FeedForward(keras.layers.Layer):
 
     Call arguments:
         x: `[batch, seq, d_model]`.
+        training: enables the activation dropout (if any).
 
     Returns:
         `[batch, seq, d_model]`; 2 * d_model * dff + dff + d_model parameters.
@@ -48,10 +49,10 @@ class FeedForward(keras.layers.Layer):
         build_unbuilt(self.inner, x_shape)
         build_unbuilt(self.outer, (*x_shape[:-1], self.dff))
 
-    def call(self, x):
+    def call(self, x, training=None):
         hidden = self.inner(x)  # (batch, seq, dff): max(0, x W_1 + b_1)
         if self.dropout is not None:  # activation dropout, in training only
-            hidden = self.dropout(hidden)
+            hidden = self.dropout(hidden, training=training)
         return self.outer(hidden)  # (batch, seq, d_model)
 
     def get_config(self):
