@@ -52,6 +52,21 @@ def test_each_step_writes_its_own_slot_of_a_preallocated_cache_and_nothing_else(
             before[layer] = keys
 
 
+@pytest.mark.parametrize("offset, count", [(0, 1), (3, 1), (9, 1), (0, 10), (2, 3), (7, 3)])
+def test_write_slots_replaces_exactly_the_new_slots(offset, count, rng):
+    from transformer_lib.decoder import write_slots
+
+    cache = rng.normal(size=(2, 3, 10, 4)).astype(np.float32)
+    new = rng.normal(size=(2, 3, count, 4)).astype(np.float32)
+    expected = cache.copy()
+    expected[:, :, offset : offset + count] = new  # NumPy's slice assignment as the reference
+    np.testing.assert_array_equal(np.asarray(write_slots(cache, offset, new)), expected)
+    import tensorflow as tf  # and with the offset as a tensor inside a graph, as the decoding loops give it
+
+    traced = tf.function(lambda c, o, n: write_slots(c, o, n))
+    np.testing.assert_array_equal(np.asarray(traced(cache, tf.constant(offset), new)), expected)
+
+
 def test_xla_compiled_decoding_gives_the_tokens_of_the_graph_and_of_the_rerun(rng):
     model = random_model()
     source = random_ids(rng, 4, 7, 50, pad_from=[3, 7, 5, 1])

@@ -1,13 +1,15 @@
-"""Command line: train a translator, translate with it, evaluate it.
+"""Command line: train a translator, translate with it, evaluate it, export it for a web page.
 
     python -m transformer_lib train --corpus tatoeba/rus-eng --preset small --out runs/small
     python -m transformer_lib translate --model runs/small "Я люблю читать книги."
     python -m transformer_lib evaluate --model runs/small --corpus tatoeba/rus-eng --split test
+    python -m transformer_lib export-web --model runs/small --out book_static/translator
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import dataclasses
 import math
 import os
@@ -162,6 +164,16 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--beam-size", type=positive_int, default=4)
     evaluate.add_argument("--alpha", type=non_negative_float, default=0.6, help="length penalty")
     evaluate.add_argument("--limit", type=positive_int, default=None, help="score only the first N pairs")
+
+    export_web = commands.add_parser("export-web", help="the translator for a web page: two ONNX graphs, the "
+                                     "tokenizers and a manifest (needs the web extra)")
+    export_web.add_argument("--model", required=True, type=Path, help="directory written by `train`")
+    export_web.add_argument("--out", required=True, type=output_directory, help="directory for the page's files")
+    export_web.add_argument("--float32", action="store_true", help="keep the weights in float32 (default: int8 "
+                            "with one scale per column, a quarter of the size)")
+    export_web.add_argument("--references", type=Path, default=None, help="a UTF-8 file of sentences, one per line, "
+                            "whose translations the page must reproduce (default: eight everyday sentences)")
+    export_web.add_argument("--about", default=None, help='JSON the page shows about the model, e.g. \'{"test_bleu": 35.2}\'')
     return parser
 
 
@@ -228,6 +240,25 @@ def run_evaluate(args) -> dict:
     return evaluate_bleu(load_translator(args.model), pairs, beam_size=args.beam_size, alpha=args.alpha)
 
 
+def run_export_web(args) -> dict:
+    from transformer_lib.web import export_web
+
+    try:
+        about = json.loads(args.about) if args.about else None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--about is not JSON ({error}); give an object such as '{{\"run\": \"chapter 7\"}}'") from None
+    references = {}
+    if args.references is not None:
+        references["references"] = [line for line in read_lines(args.references.open("rb"), f"{args.references} line")
+                                    if line.strip()]
+        if not references["references"]:
+            raise ValueError(f"{args.references} holds no sentence; give one per line")
+    manifest = export_web(args.model, args.out, quantize=not args.float32, about=about, **references)
+    sizes = ", ".join(f"{name} {entry['bytes'] / 1e6:.1f} MB" for name, entry in manifest["files"].items())
+    print(f"wrote {args.out}: {sizes}; {len(manifest['references'])} reference sentences checked against the model")
+    return manifest
+
+
 def main(argv: list[str] | None = None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -235,8 +266,9 @@ def main(argv: list[str] | None = None):
     from transformer_lib.run_lock import RunInUseError
 
     try:
-        return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate}[args.command](args)
-    except (ValueError, OSError, CorpusUnavailableError, RunInUseError) as error:  # a user's fault: a message, no traceback
+        return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate,
+                "export-web": run_export_web}[args.command](args)
+    except (ValueError, OSError, ImportError, CorpusUnavailableError, RunInUseError) as error:  # a user's fault: a message, no traceback
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
     except KeyboardInterrupt:  # Ctrl-C: one line, and how to go on
         again = (f" Run the same command again to resume from the last finished epoch (checkpoints in "

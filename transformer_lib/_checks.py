@@ -22,18 +22,19 @@ def require_rate(name: str, value) -> None:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
 
 
-def require_sampling_alpha(value) -> float:
-    """`value` if it is a BPE-dropout probability in (0, 1); raise a ValueError that says what to pass otherwise."""
+def require_share(name: str, value, what: str = "a share of the run", example: str = "0.05 for 5% of its updates",
+                  otherwise: str = "") -> float:
+    """`value` as a float if it lies strictly between 0 and 1 (0 or 1 would be no share, or all of it);
+    else a ValueError: "`name` must be `what` in (0, 1), e.g. `example`; got ...", then `otherwise`."""
     if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
-        raise ValueError(f"sampling_alpha must be a probability in (0, 1), e.g. 0.1, got {value!r}; "
-                         "pass None to train on the one fixed segmentation.")
+        raise ValueError(f"{name} must be {what} in (0, 1), e.g. {example}; got {value!r}.{otherwise}")
     return float(value)
 
 
-def require_share(name: str, value) -> None:
-    """Raise a ValueError unless `value` is a share strictly between 0 and 1 (0 or all of it would be no share)."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
-        raise ValueError(f"{name} must be a share of the run in (0, 1), e.g. 0.05 for 5% of its updates; got {value!r}.")
+def require_sampling_alpha(value) -> float:
+    """`value` if it is a BPE-dropout probability in (0, 1); raise a ValueError that says what to pass otherwise."""
+    return require_share("sampling_alpha", value, "a probability", "0.1",
+                         " Pass None to train on the one fixed segmentation.")
 
 
 def require_non_negative_number(name: str, value) -> None:

@@ -8,8 +8,6 @@ Shapes use B = batch, T = query length, S = key/value length, h = num_heads, d_k
 
 from __future__ import annotations
 
-import functools
-
 import keras
 from keras import ops
 
@@ -25,7 +23,7 @@ def large_negative(dtype) -> float:
     return -3e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
+def scaled_dot_product_attention(q, k, v, mask=None):
     """Eq. 1: softmax(q k^T / sqrt(d_k)) v, with blocked positions removed from the softmax.
 
     Args:
@@ -34,8 +32,6 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
         v: values `[..., S, d_v]`.
         mask: optional float mask broadcastable to `[..., T, S]`, **1.0 = blocked** (see
             `transformer_lib.masks`). Boolean Keras-style masks are refused, not guessed at.
-        dropout: optional layer applied to the weights before they mix the values (attention
-            dropout: not in the paper; a regularizer for small corpora, active in training only).
 
     Returns:
         `(output, weights)`: output `[..., T, d_v]` and attention weights `[..., T, S]`, whose rows
@@ -58,8 +54,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
     scores = ops.cast(scores, "float32")
     exps = ops.exp(scores - ops.max(scores, axis=-1, keepdims=True))
     weights = ops.cast(exps / ops.sum(exps, axis=-1, keepdims=True), v.dtype)  # (..., T, S)
-    mixing = weights if dropout is None else dropout(weights)  # attention dropout, when asked for
-    return ops.matmul(mixing, v), weights  # (..., T, d_v), (..., T, S)
+    return ops.matmul(weights, v), weights  # (..., T, d_v), (..., T, S)
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
@@ -131,13 +126,11 @@ class MultiHeadAttention(keras.layers.Layer):
         # 2. Split the projected features into h heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, h, T|S, d_k)
         # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v.
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, self.weight_dropout(training))  # (B, h, T, d_k), (B, h, T, S)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
+        if self.dropout is not None:  # attention dropout (not in the paper): the values mixed again by dropped weights
+            heads = ops.matmul(self.dropout(weights, training=training), v)
         # 4. Concat(head_1, ..., head_h), then W^O.
         return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
-
-    def weight_dropout(self, training):
-        """The attention dropout for `scaled_dot_product_attention`, or None without one."""
-        return None if self.dropout is None else functools.partial(self.dropout, training=training)
 
     # The cached path (chapter 8's decoding) uses the same weights in two halves: the keys and values
     # are projected once and kept, and each new query attends to them.

@@ -11,6 +11,19 @@ from transformer_lib.encoder import BaseTransformerLayer, Stack
 from transformer_lib.masks import decoder_mask, padding_mask
 
 
+def write_slots(cache, offset, new):
+    """`cache` `[batch, heads, max_length, d_k]` with its slots `offset`, `offset + 1`, ... replaced by
+    the `new` `[batch, heads, new, d_k]`; the other slots unchanged, the shape too.
+
+    Written with a gather and a select, not `ops.slice_update`, so that the cached step also
+    exports to ONNX (TensorFlow lowers `slice_update` to an XLA op that tf2onnx cannot convert)."""
+    slots, count = ops.shape(cache)[2], ops.shape(new)[2]
+    index = ops.arange(slots) - offset  # slot s takes new position s - offset, if there is one
+    inside = (index >= 0) & (index < count)  # (max_length,)
+    spread = ops.take(new, ops.clip(index, 0, count - 1), axis=2)  # (batch, heads, max_length, d_k)
+    return ops.where(inside[:, None], spread, cache)
+
+
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class DecoderLayer(BaseTransformerLayer):
     """One decoder layer. Arguments as in `transformer_lib.encoder.BaseTransformerLayer`.
@@ -78,8 +91,8 @@ class DecoderLayer(BaseTransformerLayer):
 
         def cached_self_attention(h):
             new_keys, new_values = self.self_attention.project_key_value(h, h)  # (batch, heads, new, d_k)
-            keys = ops.slice_update(cache[0], (0, 0, offset, 0), new_keys)  # (batch, heads, max_length, d_k)
-            values = ops.slice_update(cache[1], (0, 0, offset, 0), new_values)
+            keys = write_slots(cache[0], offset, new_keys)  # (batch, heads, max_length, d_k)
+            values = write_slots(cache[1], offset, new_values)
             new, slots = ops.shape(h)[1], ops.shape(keys)[2]
             # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
             blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)

@@ -83,7 +83,9 @@ class PositionalEmbedding(keras.layers.Layer):
             )
         else:
             self.position_embedding = None
-            self.encoding = positional_encoding(max_length, d_model)  # a constant, not a weight
+            # a constant, not a weight; a NumPy array, so that a traced graph holds it as a constant
+            # (an eager tensor would become an extra input of an exported graph)
+            self.encoding = ops.convert_to_numpy(positional_encoding(max_length, d_model))
 
     def build(self, token_ids_shape):
         build_unbuilt(self.token_embedding, token_ids_shape)

@@ -1,0 +1,179 @@
+"""The browser translator (`transformer_lib.web`): the exported ONNX graphs, run by onnxruntime with
+the greedy and beam loops the page uses, against the Keras model they come from."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tf2onnx", reason="the web extra (tf2onnx, onnx, onnxruntime) is not installed")
+
+import transformer_lib as tl
+from transformer_lib import web
+from transformer_lib.decoding import beam_search, greedy_decode
+from transformer_lib.export import load_translator
+from transformer_lib.tokenizer import END_ID, START_ID
+
+# held-out numbers of the synthetic task (Russian words), long and short
+SENTENCES = [source for source, _ in tl.load_parallel_corpus("synthetic", "test")[:12]]
+
+
+@pytest.fixture(scope="module")
+def exported(trained_tiny, tmp_path_factory):
+    """The tiny translator exported twice: float32 weights and int8 weights."""
+    out = {}
+    for kind, quantize in (("float32", False), ("int8", True)):
+        folder = tmp_path_factory.mktemp(kind)
+        manifest = web.export_web(trained_tiny, folder, references=SENTENCES[:4], quantize=quantize,
+                                  about={"run": "tiny synthetic"})
+        out[kind] = (folder, manifest)
+    return out
+
+
+@pytest.fixture(scope="module")
+def keras_translator(trained_tiny):
+    return load_translator(trained_tiny)
+
+
+def through_end(ids):
+    ids = [int(i) for i in ids]
+    return ids[: ids.index(END_ID) + 1] if END_ID in ids else ids
+
+
+def test_step_logits_along_the_greedy_path_equal_a_full_keras_pass(exported, keras_translator):
+    """At every position of the greedy translation, the step graph's logits are those of the whole
+    Keras model run on the prefix (no cache: an independent path through the same weights)."""
+    onnx_translator = web.OnnxTranslator(exported["float32"][0])
+    model = keras_translator.model
+    for text in SENTENCES[:3]:
+        source_ids = keras_translator.encode_sources([text])
+        ids = onnx_translator.greedy(source_ids[0])
+        source, caches = onnx_translator.start(source_ids[0]), onnx_translator.empty_caches(1)
+        prefix = [START_ID, *ids[:-1]]
+        full = np.asarray(model((source_ids, np.array([prefix], np.int32)), training=False))[0]  # (len, vocab)
+        for t, token in enumerate(prefix):
+            logits, caches, _ = onnx_translator.run_step([token], t, caches, source)
+            np.testing.assert_allclose(logits[0], full[t], atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["float32", "int8"])
+def test_greedy_and_beam_ids_equal_the_keras_models(exported, keras_translator, kind):
+    onnx_translator = web.OnnxTranslator(exported[kind][0])
+    model, max_length = keras_translator.model, keras_translator.max_length
+    for text in SENTENCES:
+        source_ids = keras_translator.encode_sources([text])
+        assert onnx_translator.greedy(source_ids[0]) == through_end(greedy_decode(model, source_ids, max_length)[0]), text
+        for beam_size in (2, 4):
+            expected = through_end(beam_search(model, source_ids, beam_size, 0.6, max_length)[0])
+            assert onnx_translator.beam(source_ids[0], beam_size, 0.6) == expected, (text, beam_size)
+
+
+def test_the_cross_attention_weights_are_those_chapter_8_draws(exported, keras_translator):
+    onnx_translator = web.OnnxTranslator(exported["float32"][0])
+    text = SENTENCES[0]
+    source_ids = keras_translator.encode_sources([text])[0]
+    ids = onnx_translator.greedy(source_ids)
+    source, caches, rows = onnx_translator.start(source_ids), onnx_translator.empty_caches(1), []
+    for t, token in enumerate([START_ID, *ids[:-1]]):
+        _, caches, weights = onnx_translator.run_step([token], t, caches, source)
+        rows.append(weights[0])  # (layers, heads, source_len)
+    translation = keras_translator.target_tokenizer.decode([ids])[0]
+    expected = keras_translator.attention_weights(text, translation)["weights"]  # (layers, heads, tgt, src)
+    np.testing.assert_allclose(np.stack(rows, axis=2), expected, atol=1e-5)
+    np.testing.assert_allclose(np.stack(rows).sum(-1), 1.0, atol=1e-5)
+
+
+def test_the_manifest_holds_what_the_page_needs(exported, keras_translator, trained_tiny):
+    folder, manifest = exported["int8"]
+    assert json.loads((folder / "manifest.json").read_text()) == manifest
+    assert manifest["max_length"] == keras_translator.max_length and manifest["about"] == {"run": "tiny synthetic"}
+    assert manifest["model"]["target_vocab_size"] == keras_translator.target_tokenizer.vocab_size
+    for name, entry in manifest["files"].items():
+        data = (folder / name).read_bytes()
+        assert entry["bytes"] == len(data) and len(entry["sha256"]) == 64
+    for side in ("source", "target"):  # the page tokenizes with the very SentencePiece models of the run
+        assert (folder / f"{side}.model").read_bytes() == (trained_tiny / f"{side}.model").read_bytes()
+    for row in manifest["references"]:
+        assert row["source_ids"] == [int(i) for i in keras_translator.encode_sources([row["text"]])[0]]
+        assert row["greedy"] == keras_translator(row["text"], beam_size=1)
+        assert row["beam4"] == keras_translator(row["text"], beam_size=4)
+        assert row["greedy_ids"][-1] == END_ID
+    # int8 weights: about a quarter of the float graphs' bytes
+    floats = exported["float32"][1]["files"]
+    for name in (web.ENCODER, web.STEP):
+        assert manifest["files"][name]["bytes"] < 0.45 * floats[name]["bytes"]
+
+
+def test_quantized_weights_keep_each_columns_own_range():
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = rng.normal(size=(64, 96)).astype(np.float32)
+    weights[:, 0] *= 1e-3  # a column of small numbers: one scale for the whole matrix would round it to 0
+    weights[:, 1] = 0.0
+    table = rng.normal(size=(100, 64)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Gather", ["table", "ids"], ["rows"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64]),
+              helper.make_tensor_value_info("ids", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96]),
+         helper.make_tensor_value_info("rows", TensorProto.FLOAT, [3, 64])],
+        initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(table, "table")])
+    proto = web.quantize_weights(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    stored = {tensor.name: numpy_helper.to_array(tensor) for tensor in proto.graph.initializer}
+    assert stored["w/int8"].dtype == np.int8 and stored["w/scale"].shape == (96,)
+    assert stored["table/scale"].shape == (100,)  # a table read by Gather: one scale per row (token)
+    restored = stored["w/int8"] * stored["w/scale"][None, :]
+    # each entry within half a step of its own column's scale, the small column included
+    assert np.all(np.abs(restored - weights) <= stored["w/scale"][None, :] / 2 + 1e-12)
+    assert np.abs(restored[:, 0] - weights[:, 0]).max() < 0.01 * np.abs(weights[:, 0]).max()  # 1% of its range
+    assert np.all(restored[:, 1] == 0)
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.add_session_config_entry("session.disable_quant_qdq", "1")  # as the page runs it
+    session = onnxruntime.InferenceSession(proto.SerializeToString(), options)
+    x, ids = rng.normal(size=(1, 64)).astype(np.float32), np.array([0, 5, 99])
+    y, rows = session.run(None, {"x": x, "ids": ids})
+    np.testing.assert_allclose(y, x @ restored, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rows, (stored["table/int8"] * stored["table/scale"][:, None])[ids], atol=1e-6)
+
+
+def test_an_export_that_disagrees_with_keras_is_refused(trained_tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
+    with pytest.raises(ValueError, match=r"translate 2 of 2 reference sentences differently.*--float32"):
+        web.export_web(trained_tiny, tmp_path, references=SENTENCES[:2])
+
+
+def test_without_the_web_extra_the_export_says_what_to_install(monkeypatch, tmp_path, trained_tiny):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tf2onnx(name, *args, **kwargs):
+        if name == "tf2onnx":
+            raise ImportError("No module named 'tf2onnx'", name="tf2onnx")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tf2onnx)
+    with pytest.raises(ImportError, match=r'tf2onnx is missing.*pip install "transformer_lib\[web\]"'):
+        web.export_web(trained_tiny, tmp_path)
+
+
+def test_a_folder_without_a_translator_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="not a saved translator"):
+        web.export_web(tmp_path / "nothing", tmp_path / "out")
+
+
+def test_the_command_line_exports_and_reports_bad_options(trained_tiny, tmp_path, capsys):
+    from transformer_lib.__main__ import main
+
+    (tmp_path / "refs.txt").write_text(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n", encoding="utf-8")
+    manifest = main(["export-web", "--model", str(trained_tiny), "--out", str(tmp_path / "page"),
+                     "--references", str(tmp_path / "refs.txt"), "--about", '{"run": "tiny"}'])
+    assert manifest["about"] == {"run": "tiny"} and (tmp_path / "page" / web.STEP).is_file()
+    assert [row["text"] for row in manifest["references"]] == SENTENCES[:2]  # the blank line is no sentence
+    assert "reference sentences checked against the model" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["export-web", "--model", str(trained_tiny), "--out", str(tmp_path / "x"), "--about", "{run}"])
+    assert stop.value.code == 2 and "--about is not JSON" in capsys.readouterr().err

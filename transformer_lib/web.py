@@ -1,0 +1,334 @@
+"""A saved translator for the browser: its model as two ONNX graphs that onnxruntime-web runs in
+the reader's page, with the two SentencePiece models and a manifest (chapter 8's translation box
+on the published book).
+
+    python -m transformer_lib export-web --model RUN --out DIR
+
+The graphs are traced from the library's own layers, split where chapter 8's cached decoding
+splits the work:
+
+- `encoder.onnx`, once per sentence: source ids `[1, S]` -> each decoder layer's cross-attention
+  keys and values `cross_key_i`, `cross_value_i` `[1, h, S, d_k]` and the source padding mask
+  `source_mask` `[1, 1, 1, S]` (what `Decoder.start_cache` computes);
+- `decoder_step.onnx`, once per generated token: the newest token of each row `token` `[B, 1]` at
+  position `offset`, each layer's self-attention cache `self_key_i`, `self_value_i`
+  `[B, h, max_length, d_k]`, and the encoder graph's outputs (batch 1: they broadcast over the B
+  hypotheses of a beam) -> `logits` `[B, V]`, the caches with this position written
+  (`new_self_key_i`, `new_self_value_i`) and the cross-attention weights `cross_weights`
+  `[B, layers, h, S]` of this position (for the attention map).
+
+The greedy and beam loops stay outside the graphs, in the page's JavaScript; `OnnxTranslator` is the
+same loops in Python, to test the graphs against Keras (`greedy_loop`, `beam_loop`) before a browser
+runs them. Weight matrices are stored as int8 with one float scale per column (`quantize_weights`):
+four times smaller, and the export checks that the int8 graphs still give the Keras model's ids for
+the manifest's reference sentences.
+
+Needs the optional `web` extra: `pip install "transformer_lib[web]"` (tf2onnx, onnx, onnxruntime).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+
+ENCODER, STEP, MANIFEST = "encoder.onnx", "decoder_step.onnx", "manifest.json"
+OPSET = 17
+# Everyday sentences whose ids the page must reproduce (chapter 8's examples and a few more).
+REFERENCE_SENTENCES = (
+    "Где находится ближайшая станция метро?",
+    "Сколько это стоит?",
+    "Белый хлеб, пожалуйста.",
+    "Мы опоздали на поезд.",
+    "Я не знаю, что сказать.",
+    "Завтра будет холодно.",
+    "Она читает книгу в парке.",
+    "Шварценеггер приехал во Владивосток.",
+)
+
+
+def _require_web_extra():
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import tf2onnx  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f"Exporting for the browser needs tf2onnx, onnx and onnxruntime ({error.name} is missing): "
+                          'pip install "transformer_lib[web]".') from None
+
+
+def decoding_graphs(model, max_length: int):
+    """The two `tf.function`s that become the ONNX graphs (see the module's docstring), with their
+    input signatures: `(encoder, step)`. Both call the model's own layers."""
+    import tensorflow as tf
+
+    layers = model.decoder.stack_layers
+    attention = layers[0].self_attention
+    heads, d_k = attention.num_heads, attention.d_k
+
+    @tf.function(input_signature=[tf.TensorSpec([1, None], tf.int32, name="source_ids")])
+    def encoder(source_ids):
+        _, (source_kv, mask) = model.decoder.start_cache(model.encoder(source_ids, training=False), source_ids, 1)
+        outputs = {"source_mask": mask}
+        for i, (keys, values) in enumerate(source_kv):
+            outputs[f"cross_key_{i}"], outputs[f"cross_value_{i}"] = keys, values
+        return outputs
+
+    cache = tf.TensorSpec([None, heads, max_length, d_k], tf.float32)
+    cross = tf.TensorSpec([1, heads, None, d_k], tf.float32)
+    signature = [tf.TensorSpec([None, 1], tf.int32, name="token"), tf.TensorSpec([], tf.int32, name="offset"),
+                 *[tf.TensorSpec(spec.shape, spec.dtype, name=f"{kind}_{part}_{i}")
+                   for kind, spec in (("self", cache), ("cross", cross)) for i in range(len(layers))
+                   for part in ("key", "value")],
+                 tf.TensorSpec([1, 1, 1, None], tf.float32, name="source_mask")]
+
+    @tf.function(input_signature=signature)
+    def step(token, offset, *tensors):
+        count = len(layers)
+        caches = [tensors[2 * i: 2 * i + 2] for i in range(count)]
+        source_kv = [tensors[2 * count + 2 * i: 2 * count + 2 * i + 2] for i in range(count)]
+        mask = tensors[4 * count]
+        x = model.decoder.embedding(token, offset=offset)  # Decoder.step, keeping each layer's cross weights
+        outputs, weights = {}, []
+        for i, (layer, cache, kv) in enumerate(zip(layers, caches, source_kv)):
+            x, (keys, values), cross_weights = layer.step(x, offset, cache, kv, mask)
+            outputs[f"new_self_key_{i}"], outputs[f"new_self_value_{i}"] = keys, values
+            weights.append(cross_weights[:, :, 0])  # (B, h, S)
+        outputs["logits"] = model.project(model.decoder.finish(x))[:, -1]  # (B, V)
+        outputs["cross_weights"] = tf.stack(weights, axis=1)  # (B, layers, h, S)
+        return outputs
+
+    return encoder, step
+
+
+@contextlib.contextmanager
+def _without_reshape_optimizer():
+    """tf2onnx 1.17's `reshape_optimizer` merges a Dense layer's reshape with `split_heads`' into one
+    wrong Reshape; convert without it."""
+    from tf2onnx import optimizer
+
+    saved = dict(optimizer._optimizers)
+    optimizer._optimizers.pop("reshape_optimizer", None)
+    try:
+        yield
+    finally:
+        optimizer._optimizers.clear()
+        optimizer._optimizers.update(saved)
+
+
+def to_onnx(function):
+    """The ONNX `ModelProto` of a `tf.function` with an input signature."""
+    import tf2onnx
+
+    with _without_reshape_optimizer():
+        proto, _ = tf2onnx.convert.from_function(function, input_signature=function.input_signature, opset=OPSET)
+    return proto
+
+
+def quantize_weights(proto, min_elements: int = 4096):
+    """`proto` with every float32 weight matrix of at least `min_elements` entries stored as int8,
+    one scale per column (per row for a table that a `Gather` reads: an embedding, one scale per
+    token), and a `DequantizeLinear` node that turns it back into float32 when the graph loads.
+
+    Per column: scale_j = max_i |W_ij| / 127, q_ij = round(W_ij / scale_j), so each column keeps
+    its own range (a single scale for the whole matrix would flatten the small columns to 0)."""
+    from onnx import helper, numpy_helper
+
+    graph = proto.graph
+    readers = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, set()).add(node.op_type)
+    kept, added_nodes = [], []
+    for tensor in graph.initializer:
+        weights = numpy_helper.to_array(tensor)
+        if weights.dtype != np.float32 or weights.ndim != 2 or weights.size < min_elements:
+            kept.append(tensor)
+            continue
+        axis = 0 if "Gather" in readers.get(tensor.name, ()) else 1
+        scale = np.abs(weights).max(axis=1 - axis) / 127.0
+        scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
+        shaped = scale[:, None] if axis == 0 else scale[None, :]
+        quantized = np.clip(np.round(weights / shaped), -127, 127).astype(np.int8)
+        kept += [numpy_helper.from_array(quantized, f"{tensor.name}/int8"),
+                 numpy_helper.from_array(scale, f"{tensor.name}/scale")]
+        added_nodes.append(helper.make_node("DequantizeLinear", [f"{tensor.name}/int8", f"{tensor.name}/scale"],
+                                            [tensor.name], axis=axis, name=f"{tensor.name}/dequantize"))
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    nodes = added_nodes + list(graph.node)  # the dequantized weights first: the graph stays in topological order
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return proto
+
+
+class OnnxTranslator:
+    """The exported graphs with the greedy and beam loops around them, in Python and NumPy: the
+    same algorithm as `decoding.greedy_loop` and `decoding.beam_loop` for one sentence, and as the
+    page's JavaScript. `directory` holds `encoder.onnx` and `decoder_step.onnx` (and the manifest)."""
+
+    def __init__(self, directory: str | Path):
+        import onnxruntime
+
+        directory = Path(directory)
+        self.manifest = json.loads((directory / MANIFEST).read_text())
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1  # as the page: one thread
+        # as the page: the int8 weights are turned back into float32 once, when the graph loads (without
+        # this, onnxruntime fuses DequantizeLinear into integer matrix products that quantize the inputs too)
+        options.add_session_config_entry("session.disable_quant_qdq", "1")
+        self.encoder = onnxruntime.InferenceSession(str(directory / ENCODER), options)
+        self.step = onnxruntime.InferenceSession(str(directory / STEP), options)
+        self.outputs = [output.name for output in self.step.get_outputs()]
+
+    def start(self, source_ids):
+        """The encoder graph's outputs for one sentence's ids (START ... END)."""
+        names = [output.name for output in self.encoder.get_outputs()]
+        return dict(zip(names, self.encoder.run(None, {"source_ids": np.array([source_ids], np.int32)})))
+
+    def empty_caches(self, rows: int) -> dict:
+        size = self.manifest["model"]
+        shape = (rows, size["num_heads"], self.manifest["max_length"], size["d_k"])
+        return {f"self_{part}_{i}": np.zeros(shape, np.float32)
+                for i in range(size["num_layers"]) for part in ("key", "value")}
+
+    def run_step(self, tokens, offset: int, caches: dict, source: dict) -> tuple[np.ndarray, dict, np.ndarray]:
+        """One decoder step for the rows' newest `tokens`: `(logits [B, V], caches, cross_weights)`."""
+        feeds = {"token": np.asarray(tokens, np.int32)[:, None], "offset": np.array(offset, np.int32), **caches, **source}
+        results = dict(zip(self.outputs, self.step.run(None, feeds)))
+        caches = {name[len("new_"):]: value for name, value in results.items() if name.startswith("new_")}
+        return results["logits"], caches, results["cross_weights"]
+
+    @staticmethod
+    def never_generated(logits):
+        logits = logits.astype(np.float32).copy()
+        logits[..., [PAD_ID, START_ID]] = -np.inf
+        return logits
+
+    def greedy(self, source_ids) -> list[int]:
+        """The greedy translation's ids (END included if it came), like `greedy_loop`."""
+        source, caches, token, ids = self.start(source_ids), self.empty_caches(1), START_ID, []
+        for t in range(self.manifest["max_length"]):
+            logits, caches, _ = self.run_step([token], t, caches, source)
+            token = int(np.argmax(self.never_generated(logits)[0]))
+            ids.append(token)
+            if token == END_ID:
+                break
+        return ids
+
+    def beam(self, source_ids, beam_size: int = 4, alpha: float = 0.6) -> list[int]:
+        """The beam search's ids, like `beam_loop` for one sentence (ties to the lower index)."""
+        k, max_length = beam_size, self.manifest["max_length"]
+        source, caches = self.start(source_ids), self.empty_caches(k)
+        tokens = np.full((k, max_length + 1), PAD_ID, np.int32)
+        tokens[:, 0] = START_ID
+        scores = np.array([0.0] + [-np.inf] * (k - 1), np.float32)
+        finished, lengths, steps = np.zeros(k, bool), np.zeros(k, np.int32), 0
+        for t in range(max_length):
+            logits, caches, _ = self.run_step(tokens[:, t], t, caches, source)
+            log_probs = _log_softmax(self.never_generated(logits))
+            only_padding = np.where(np.arange(log_probs.shape[1]) == PAD_ID, 0.0, -np.inf).astype(np.float32)
+            log_probs = np.where(finished[:, None], only_padding, log_probs)
+            candidates = (scores[:, None] + log_probs).reshape(-1)
+            best = np.argsort(-candidates, kind="stable")[:k]  # k best, ties to the lower index
+            beam, next_ids = best // log_probs.shape[1], best % log_probs.shape[1]
+            scores = candidates[best]
+            tokens = tokens[beam]
+            tokens[:, t + 1] = next_ids
+            caches = {name: value[beam] for name, value in caches.items()}
+            was_finished = finished[beam]
+            lengths = np.where(was_finished, lengths[beam], t + 1)
+            finished = was_finished | (next_ids == END_ID)
+            steps = t + 1
+            if finished.all():
+                break
+        normalized = scores / ((5.0 + lengths) / 6.0) ** alpha
+        row = tokens[int(np.argmax(normalized)), 1: steps + 1]
+        return [int(i) for i in row[: _through_end(row)]]
+
+
+def _log_softmax(x):
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _through_end(ids) -> int:
+    """How many ids to keep: up to and including the first END (all if none)."""
+    ids = list(ids)
+    return ids.index(END_ID) + 1 if END_ID in ids else len(ids)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENTENCES, quantize: bool = True,
+               about: dict | None = None) -> dict:
+    """Write the browser translator of the saved translator `model_dir` into `out`: the two graphs,
+    `source.model`, `target.model` and `manifest.json` (sizes, file sizes and sums, the graphs' inputs
+    and outputs, and for each of `references` its source ids and the Keras model's greedy and
+    beam-4 ids, which the page must reproduce). `about`: what the page says of the model (e.g. its
+    run and test BLEU), stored as is. Returns the manifest.
+
+    After writing, the graphs run in onnxruntime (`OnnxTranslator`) on every reference; if their ids
+    differ from the Keras model's (int8 weights can tip a close choice), the export fails and says
+    so, rather than publish a translator that disagrees with the book."""
+    _require_web_extra()
+    import onnx
+
+    from transformer_lib.decoding import beam_search, greedy_decode
+    from transformer_lib.export import load_translator
+
+    translator = load_translator(model_dir)
+    model, max_length = translator.model, translator.max_length
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    encoder, step = decoding_graphs(model, max_length)
+    for name, function in ((ENCODER, encoder), (STEP, step)):
+        proto = to_onnx(function)
+        onnx.save(quantize_weights(proto) if quantize else proto, out / name)
+    for side in ("source", "target"):
+        shutil.copyfile(Path(model_dir) / f"{side}.model", out / f"{side}.model")
+
+    rows = []
+    for text in references:
+        source_ids = translator.encode_sources([text])
+        greedy = greedy_decode(model, source_ids, max_length)[0]
+        beam = beam_search(model, source_ids, 4, 0.6, max_length)[0]
+        greedy, beam = [int(i) for i in greedy[: _through_end(greedy)]], [int(i) for i in beam[: _through_end(beam)]]
+        rows.append({"text": text, "source_ids": [int(i) for i in source_ids[0]],
+                     "greedy_ids": greedy, "greedy": translator.target_tokenizer.decode([greedy])[0],
+                     "beam4_ids": beam, "beam4": translator.target_tokenizer.decode([beam])[0]})
+    attention = model.decoder.stack_layers[0].self_attention
+    files = [ENCODER, STEP, "source.model", "target.model"]
+    manifest = {
+        "format": 1, "written": datetime.date.today().isoformat(), "model_dir": Path(model_dir).name,
+        "about": about or {},
+        "max_length": max_length, "beam_alpha": 0.6,
+        "model": {"num_layers": len(model.decoder.stack_layers), "num_heads": attention.num_heads,
+                  "d_k": attention.d_k, "d_model": model.hyperparameters["d_model"],
+                  "source_vocab_size": model.hyperparameters["input_vocab_size"],
+                  "target_vocab_size": model.hyperparameters["target_vocab_size"]},
+        "ids": {"pad": PAD_ID, "start": START_ID, "end": END_ID, "never_generated": [PAD_ID, START_ID]},
+        "weights": "int8, one scale per column (DequantizeLinear)" if quantize else "float32",
+        "files": {name: {"bytes": (out / name).stat().st_size, "sha256": _sha256(out / name)} for name in files},
+        "references": rows,
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+
+    onnx_translator = OnnxTranslator(out)
+    wrong = [row["text"] for row in rows
+             if onnx_translator.greedy(row["source_ids"]) != row["greedy_ids"]
+             or onnx_translator.beam(row["source_ids"], 4, 0.6) != row["beam4_ids"]]
+    if wrong:
+        raise ValueError(f"The exported graphs translate {len(wrong)} of {len(rows)} reference sentences differently "
+                         f"from the Keras model (first: {wrong[0]!r})"
+                         + ("; export with quantize=False (--float32) to keep the float weights." if quantize else "."))
+    return manifest
