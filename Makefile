@@ -30,7 +30,7 @@ $(STAMP): requirements.txt benchmarks/requirements.txt pyproject.toml | $(BIN)/p
 # site built with warnings as errors, and every page opened in a real browser.
 test: unit-tests notebooks student-notebooks book site-check
 
-unit-tests: $(STAMP) $(VEGA)  # tests/test_site_check.py draws figures with the site's Vega
+unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
 	$(BIN)/python -m pytest tests
 
 notebooks: $(STAMP)
@@ -61,15 +61,37 @@ $(VEGA):
 _assets/vega/vega-figures.js: book_js/vega-figures.js $(VEGA)
 	cp book_js/vega-figures.js $@
 
+# The translator in chapter 8's page (book_js/browser-translator.js) runs the exported model (book_static/translator/,
+# `python -m transformer_lib export-web`) with onnxruntime-web and the run's own SentencePiece models, compiled to
+# WebAssembly; both are fetched from npm at build time and esbuild bundles SentencePiece for the browser. A page
+# loads them only when its reader clicks Translate (runtime.json gives their sizes for the button).
+TRANSLATOR_PACKAGES := onnxruntime-web@1.30.0 @sctg/sentencepiece-js@1.3.3 esbuild@0.28.2
+TRANSLATOR := _assets/browser-translator/packages.txt
+$(TRANSLATOR): book_js/sentencepiece-entry.js book_js/node-stub.js tools/translator_runtime.py | $(STAMP)
+	npm install --no-save --no-audit --no-fund --silent --prefix .npm/translator $(TRANSLATOR_PACKAGES)
+	rm -rf _assets/browser-translator && mkdir -p _assets/browser-translator
+	cd .npm/translator/node_modules/onnxruntime-web/dist && \
+	   cp ort.wasm.min.js ort-wasm-simd-threaded.mjs ort-wasm-simd-threaded.wasm $(CURDIR)/_assets/browser-translator/
+	NODE_PATH=.npm/translator/node_modules .npm/translator/node_modules/.bin/esbuild book_js/sentencepiece-entry.js \
+	   --bundle --minify --format=iife --global-name=BookSentencePiece --platform=browser --log-level=warning \
+	   --alias:fs=./book_js/node-stub.js --alias:module=./book_js/node-stub.js \
+	   --outfile=_assets/browser-translator/sentencepiece.min.js
+	cp .npm/translator/node_modules/@sctg/sentencepiece-js/LICENSE _assets/browser-translator/LICENSE-sentencepiece-js.txt
+	$(BIN)/python tools/translator_runtime.py _assets/browser-translator "$(TRANSLATOR_PACKAGES)"
+	echo "$(TRANSLATOR_PACKAGES)" > $@
+_assets/browser-translator/browser-translator.js: book_js/browser-translator.js $(TRANSLATOR)
+	cp book_js/browser-translator.js $@
+
 # The published site is the student edition: tools/public_book.py stages the book in _build/public with
 # the student edition as chapters/ (same page names; the instructors' rubric left out), and the site is
 # built from there into _build/html. site-check fails if a line of a solution reaches a page.
-book: $(STAMP) $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js
+BOOK_ASSETS := $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js $(TRANSLATOR) _assets/browser-translator/browser-translator.js
+book: $(STAMP) $(BOOK_ASSETS)
 	$(BIN)/python tools/public_book.py _build/public
 	$(BIN)/jupyter-book build -W -n --keep-going _build/public --path-output .
 
 # The instructor's key as a site, solutions in place: the repository's chapters as they are.
-book-key: $(STAMP) $(MATHJAX) $(VEGA) _assets/vega/vega-figures.js
+book-key: $(STAMP) $(BOOK_ASSETS)
 	$(BIN)/jupyter-book build -W -n --keep-going . --path-output _build/key
 	@echo "The key site: _build/key/_build/html/index.html"
 

@@ -3,7 +3,8 @@
 - the interactive figures' scripts (Vega, Vega-Lite, vega-embed and book_js/vega-figures.js, about
   1 MB) only on the pages that hold a figure: _config.yml names them for every page (html_js_files:
   vega/...), and a page whose body has no `<div class="vega-figure">` (transformer_lib.book.figures)
-  loses them;
+  loses them; likewise the translator's script (browser-translator/...) on a page without a
+  `<div class="browser-translator">` (transformer_lib.book.browser_translator);
 - the exercise cells' `# BEGIN SOLUTION` / `# END SOLUTION` lines (tools/student_edition.py's
   markers) out of the shown code: a reader sees the reference solution as a solution, not its markup;
 - no Font Awesome script (1.5 MB on every page): the theme's template loads both Font Awesome's
@@ -16,6 +17,7 @@ import shutil
 from pathlib import Path
 
 FIGURE = 'class="vega-figure"'
+TRANSLATOR = 'class="browser-translator"'
 # a highlighted comment line holding only a solution marker (and its hint)
 SOLUTION_MARKER = re.compile(r'^[ \t]*<span class="c1"># (?:BEGIN|END) SOLUTION[^<]*</span>\n', re.MULTILINE)
 
@@ -26,9 +28,12 @@ def drop_solution_markers(app, pagename, templatename, context, doctree):
 
 
 def drop_unused_vega(app, pagename, templatename, context, doctree):
-    if FIGURE not in context.get("body", ""):
-        context["script_files"] = [script for script in context["script_files"] if not
-                                   (getattr(script, "filename", None) or "").removeprefix("_static/").startswith("vega/")]
+    body = context.get("body", "")
+    unused = [folder for folder, marker in (("vega/", FIGURE), ("browser-translator/", TRANSLATOR)) if marker not in body]
+    if TRANSLATOR in body and "vega/" in unused:
+        unused.remove("vega/")  # the translator draws its attention map with Vega-Lite too
+    context["script_files"] = [script for script in context["script_files"] if not
+                               (getattr(script, "filename", None) or "").removeprefix("_static/").startswith(tuple(unused))]
 
 
 FONT_AWESOME_SCRIPT = re.compile(r'[ \t]*<script src="[^"]*_static/vendor/fontawesome/[^/"]+/js/all\.min\.js[^"]*"></script>\n?')

@@ -10,7 +10,9 @@ exist, and what a reader should never meet (`reader_problems`): a Markdown table
 nbval's markers, an output's text taller than a screen, an image without an alt text that says what it
 shows, the figures' scripts on a page without a figure, a page heavier than 4 MB, a figure whose text
 is shrunk under 9 px, a page that scrolls sideways, a figure wider than its column, or a sidebar
-toggle that opens nothing. A screenshot of every page lands in _build/screenshots/. Before the browser opens, every page's text is searched for the key's solutions
+toggle that opens nothing; on a page with the translator (book_js/browser-translator.js), translations
+whose ids are not Python's, and hostile input that hangs the page or shows up as markup
+(`translator_problems`). A screenshot of every page lands in _build/screenshots/. Before the browser opens, every page's text is searched for the key's solutions
 (`leaked_solutions`): the published site is built from the student edition (`make book`).
 
     python tests/site_check.py [_build/html]
@@ -70,6 +72,7 @@ def check_site(html: Path) -> list[str]:
                     if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
             page.on("pageerror", lambda e, errors=errors: errors.append(f"script error: {e}"))
             page.on("requestfailed", lambda r, errors=errors: errors.append(f"request failed: {r.url}"))
+            page.on("dialog", lambda d, errors=errors: (errors.append(f"a dialog opened: {d.message}"), d.dismiss()))
             page.on("response", lambda r, errors=errors: errors.append(f"HTTP {r.status}: {r.url}")
                     if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)  # browsers ask for one
             page.goto(f"{base}/{page_path}", wait_until="networkidle")
@@ -91,7 +94,8 @@ def check_site(html: Path) -> list[str]:
             hrefs = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.href)")
             errors += [f"broken link: {href}" for href in broken_links(html, base, hrefs)]
             page.screenshot(path=str(shots / (page_path.replace("/", "_").removesuffix(".html") + ".png")), full_page=True)
-            errors += reader_problems(page, "desktop")  # last: it clicks the sidebar toggle
+            errors += reader_problems(page, "desktop")  # it clicks the sidebar toggle, and weighs the page
+            errors += translator_problems(page, html)  # after the weighing: its click downloads the model
             page.close()
             phone = browser.new_page(viewport=PHONE)
             phone.on("pageerror", lambda e, errors=errors: errors.append(f"script error on a phone: {e}"))
@@ -116,7 +120,7 @@ _SIDEWAYS = "() => [document.documentElement.scrollWidth, document.documentEleme
 _PATH_ALTS = r"""() => [...document.images].map(i => i.alt)
     .filter(a => a.trim() === '' || /^\S*[\\/]\S*$/.test(a) || /\.(png|jpe?g|svg|gif)$/i.test(a))"""
 _VEGA_WITHOUT_FIGURE = r"""() => [...document.scripts].some(s => /\/vega\/vega[^/]*\.js/.test(s.src))
-    && !document.querySelector('div.vega-figure')"""
+    && !document.querySelector('div.vega-figure, div.browser-translator')"""  # the translator's map is Vega-Lite too
 # everything the page loaded (it is served from localhost, so the sizes are known), and the three largest
 _LOADED = "[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]"
 _LOADED_BYTES = f"() => {_LOADED}.reduce((total, entry) => total + entry.decodedBodySize, 0)"
@@ -186,6 +190,80 @@ def layout_problems(page, width: str) -> list[str]:
         if page.evaluate(_SIDEBAR) == before:
             problems.append(f"the sidebar toggle changes nothing on a {width}")
         page.keyboard.press("Escape")
+    return problems
+
+
+# The translator in the page (book_js/browser-translator.js): what the site check types into it.
+HOSTILE_INPUTS = {
+    "nothing": "",
+    "5,000 characters": ("Я люблю читать книги. " * 230)[:5000],
+    "HTML": "<img src=x onerror=alert(1)> <b>жирный</b> <script>alert(2)</script>",
+    "emoji": "Я люблю 🍕 и 🐈‍⬛!",
+    "Latin text": "The quick brown fox jumps over the lazy dog.",
+}
+_TRANSLATOR = "document.querySelector('div.browser-translator')"
+_TRANSLATE_IDS = f"""async ([text, beam]) => {{
+    const result = await {_TRANSLATOR}.browserTranslator.translateText(text, beam);
+    return {{source: result.source.ids, ids: result.ids}};
+}}"""
+_IDLE = f"() => !{_TRANSLATOR}.querySelector('button.translate').disabled"
+_MARKUP = f"() => {_TRANSLATOR}.querySelectorAll('img, b, script:not([src])').length"
+
+
+def translator_problems(page, html: Path, timeout_ms: int = 60_000) -> list[str]:
+    """What is wrong with the translator of an open `page`, if it has one (`<div class="browser-translator">`):
+    used as a reader uses it, the first reference sentence of its manifest typed and Translate
+    clicked, must show the translation Python gave; then every reference, greedy and beam 4, must
+    give Python's ids exactly (`manifest.json`, written by `python -m transformer_lib export-web`);
+    and hostile input (`HOSTILE_INPUTS`) must neither hang the page nor show up as markup (a console
+    error or a dialog is caught by `check_site`). A model that does not load is reported with the
+    message the page shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if page.locator("div.browser-translator").count() == 0:
+        return []
+    widget = page.locator("div.browser-translator").first
+    try:
+        page.wait_for_selector("div.browser-translator-ready, div.browser-translator-error", timeout=15_000)
+    except PlaywrightTimeout:
+        return ["translator: not ready 15 s after the page loaded"]
+
+    def typed(text: str, beam: int) -> str | None:
+        """Type `text`, pick the beam, click Translate: None, or what went wrong."""
+        widget.locator("textarea").fill(text)
+        widget.locator("select.method").select_option(str(beam))
+        widget.locator("button.translate").click()
+        try:
+            page.wait_for_function(_IDLE, timeout=timeout_ms)
+        except PlaywrightTimeout:
+            return f"still translating after {timeout_ms / 1000:.0f} s (the page hangs)"
+        if "browser-translator-error" in (widget.get_attribute("class") or ""):
+            return f"it says: {widget.locator('.status').inner_text()}"
+        return None
+
+    manifest_file = html / "_static" / "translator" / "manifest.json"
+    if not manifest_file.is_file():
+        return [f"translator: no {manifest_file.relative_to(html)} in the site"]
+    references = json.loads(manifest_file.read_text(encoding="utf-8"))["references"]
+    trouble = typed(references[0]["text"], 1)
+    if trouble:
+        return [f"translator: {trouble}"]
+    problems = []
+    shown = widget.locator(".translation").inner_text()
+    if shown != references[0]["greedy"]:
+        problems.append(f"translator: {references[0]['text']!r} shown as {shown!r}, Python gives {references[0]['greedy']!r}")
+    for row in references:
+        for beam, key in ((1, "greedy_ids"), (4, "beam4_ids")):
+            got = page.evaluate(_TRANSLATE_IDS, [row["text"], beam])
+            if got["source"] != row["source_ids"] or got["ids"] != row[key]:
+                problems.append(f"translator: {row['text']!r} with {'greedy decoding' if beam == 1 else 'beam 4'} gives "
+                                f"ids {got['ids']} from source ids {got['source']}, Python {row[key]} from {row['source_ids']}")
+    for name, text in HOSTILE_INPUTS.items():
+        trouble = typed(text, 8)
+        if trouble:
+            problems.append(f"translator, given {name}: {trouble}")
+        elif page.evaluate(_MARKUP):
+            problems.append(f"translator, given {name}: the input shows up as markup in the page")
     return problems
 
 

@@ -48,3 +48,19 @@ def test_solution_markers_leave_the_shown_code_and_vega_leaves_pages_without_a_f
     book_pages.drop_unused_vega(None, "p", "page.html", context, None)
     assert context["body"] == '<span class="k">def</span> f():\n    return 1\n'
     assert [script.filename for script in context["script_files"]] == ["_static/doctools.js"]
+
+
+def scripts_kept(body: str) -> list[str]:
+    names = ["_static/vega/vega.min.js", "_static/vega/vega-figures.js", "_static/browser-translator/browser-translator.js",
+             "_static/doctools.js"]
+    context = {"body": body, "script_files": [SimpleNamespace(filename=name) for name in names]}
+    book_pages.drop_unused_vega(None, "p", "page.html", context, None)
+    return [script.filename.split("/")[1] for script in context["script_files"]]
+
+
+def test_the_translators_script_stays_only_on_a_page_with_the_translator_and_keeps_vega_for_its_map():
+    assert scripts_kept("<p>text</p>") == ["doctools.js"]
+    assert scripts_kept('<div class="vega-figure"></div>') == ["vega", "vega", "doctools.js"]
+    assert scripts_kept('<div class="browser-translator"></div>') == ["vega", "vega", "browser-translator", "doctools.js"]
+    assert scripts_kept('<div class="vega-figure"></div><div class="browser-translator"></div>') == \
+        ["vega", "vega", "browser-translator", "doctools.js"]

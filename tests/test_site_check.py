@@ -2,6 +2,7 @@
 browser) the interactive figures. The whole check runs on the book in `make site-check`."""
 
 import copy
+import json
 import shutil
 from pathlib import Path
 
@@ -58,6 +59,10 @@ VEGA_ASSETS = ROOT / "_assets" / "vega"
 needs_vega = pytest.mark.skipif(
     not (VEGA_ASSETS / "vega-embed.min.js").is_file(),
     reason="the figures' scripts come from npm at build time: run `make _assets/vega/packages.txt` (or `make book`)")
+TRANSLATOR_ASSETS = ROOT / "_assets" / "browser-translator"
+needs_translator_runtime = pytest.mark.skipif(
+    not (TRANSLATOR_ASSETS / "packages.txt").is_file(),
+    reason="the translator's runtime comes from npm at build time: run `make _assets/browser-translator/packages.txt`")
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                     reason=f"no Chromium at {CHROMIUM}: install Debian's `chromium` (.ci/run does)")
 
@@ -70,6 +75,10 @@ def figure_site(tmp_path, figures_html: list[str]) -> Path:
     site = tmp_path / "html"
     shutil.copytree(VEGA_ASSETS, site / "_static" / "vega")
     shutil.copy(ROOT / "book_js" / "vega-figures.js", site / "_static" / "vega" / "vega-figures.js")
+    if TRANSLATOR_ASSETS.is_dir():  # the translator's runtime (loaded on click) and its script
+        shutil.copytree(TRANSLATOR_ASSETS, site / "_static" / "browser-translator")
+    (site / "_static" / "browser-translator").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "book_js" / "browser-translator.js", site / "_static" / "browser-translator" / "browser-translator.js")
     scripts = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["html_js_files"]
     head = "".join(f'<script src="_static/{script}"></script>' for script in scripts)
     (site / "index.html").write_text(f'<!doctype html><html><head><meta charset="utf-8">{head}</head>'
@@ -244,3 +253,97 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
                                         "column's width, 7.5 inches): Three panels of curves."]
     assert by_page["heavy"] == ["the page loads 4.5 MB (at most 4 MB): icons.js 4.5 MB, heavy.html 0.0 MB"]
     assert len(problems) == sum(map(len, by_page.values()))  # nothing else was reported
+
+
+# --- The translator in the page (book_js/browser-translator.js, transformer_lib.web) in a real browser ---
+
+
+@pytest.fixture(scope="module")
+def exported_tiny(trained_tiny, tmp_path_factory):
+    """The tiny synthetic translator exported for the page, its references four held-out numbers."""
+    web = pytest.importorskip("transformer_lib.web")
+    pytest.importorskip("tf2onnx", reason="the web extra is not installed")
+    import transformer_lib as tl
+
+    folder = tmp_path_factory.mktemp("translator")
+    references = [source for source, _ in tl.load_parallel_corpus("synthetic", "test")[:4]]
+    web.export_web(trained_tiny, folder, references=references, about={"run": "tiny synthetic", "test_bleu": 99.0})
+    return folder
+
+
+def translator_site(tmp_path, exported: Path) -> Path:
+    from transformer_lib.book.browser_translator import browser_translator
+
+    widget = browser_translator(exported, sentence="сто двадцать три")._repr_html_()
+    site = figure_site(tmp_path, [widget])
+    shutil.copytree(exported, site / "_static" / "translator")
+    return site
+
+
+@needs_vega
+@needs_translator_runtime
+@needs_chromium
+def test_the_translator_in_the_page_gives_pythons_ids_and_survives_hostile_input(tmp_path, exported_tiny):
+    site = translator_site(tmp_path, exported_tiny)
+    assert "Tatoeba test BLEU 99.00" in (site / "index.html").read_text()  # the page says which model it runs
+    assert check_site(site) == []
+
+
+@needs_vega
+@needs_translator_runtime
+@needs_chromium
+def test_a_damaged_or_missing_model_file_gives_a_clear_message_in_the_page(tmp_path, exported_tiny):
+    site = translator_site(tmp_path / "damaged", exported_tiny)
+    model = site / "_static" / "translator" / "encoder.onnx"
+    model.write_bytes(model.read_bytes()[:1000])  # a download cut short
+    problems = check_site(site)
+    assert any("translator: it says: The translator could not be loaded: encoder.onnx is damaged" in p for p in problems), problems
+    site = translator_site(tmp_path / "missing", exported_tiny)
+    (site / "_static" / "translator" / "decoder_step.onnx").unlink()
+    problems = check_site(site)
+    assert any("could not be loaded: decoder_step.onnx is missing (HTTP 404)" in p for p in problems), problems
+
+
+@needs_vega
+@needs_translator_runtime
+@needs_chromium
+def test_the_site_check_catches_a_translator_that_disagrees_with_python(tmp_path, exported_tiny):
+    """A manifest whose ids are not what the graphs give (as after exporting one model and shipping
+    another) is reported, sentence by sentence."""
+
+    site = translator_site(tmp_path, exported_tiny)
+    manifest_file = site / "_static" / "translator" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["references"][1]["beam4_ids"] = [5, 2]
+    manifest_file.write_text(json.dumps(manifest, ensure_ascii=False))
+    problems = check_site(site)
+    assert len([p for p in problems if "translator:" in p]) == 1
+    assert f"{manifest['references'][1]['text']!r} with beam 4 gives ids" in problems[0] and "Python [5, 2]" in problems[0]
+
+
+@needs_translator_runtime
+@needs_chromium
+def test_the_browser_benchmark_times_the_page_and_counts_its_first_download(tmp_path, exported_tiny):
+    from benchmarks.browser_translator import main as browser_benchmark
+
+    record = browser_benchmark(["--model", str(exported_tiny), "--repeats", "1", "--out", str(tmp_path / "b.json")])
+    assert record == json.loads((tmp_path / "b.json").read_text())
+    # the first click downloads the runtime and every model file, nothing else
+    assert set(record["first_use_downloads"]) == {"ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm",
+                                                  "sentencepiece.min.js", "encoder.onnx", "decoder_step.onnx",
+                                                  "source.model", "target.model", "target_pieces.json"}
+    assert record["first_use_gzip_mb"] < record["first_use_mb"]
+    assert len(record["warm"]["beam4"]["per_sentence_ms"]) == record["sentences"] == 4
+
+
+def test_the_widget_escapes_its_text_and_says_which_model_it_runs():
+    from transformer_lib.book.browser_translator import BrowserTranslator
+
+    manifest = {"about": {"run": "chapter 7's run <b>x</b>", "test_bleu": 35.123}, "weights": "int8, one scale per column",
+                "model": {"num_layers": 4, "d_model": 128, "num_heads": 8}}
+    page = BrowserTranslator(manifest, sentence="</textarea><script>alert(1)</script>", beam_size=2)._repr_html_()
+    assert "<script>" not in page and "&lt;/textarea&gt;&lt;script&gt;" in page and "<b>" not in page
+    assert "Tatoeba test BLEU 35.12 (beam 4, in Python)" in page and "4 layers of width 128, 8 heads" in page
+    assert '<option value="2" selected>beam 2</option>' in page and '<option value="1">greedy</option>' in page
+    with pytest.raises(ValueError, match=r"beam_size must be 1 \(greedy\) to 8"):
+        BrowserTranslator(manifest, beam_size=9)

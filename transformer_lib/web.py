@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import gzip
 import hashlib
 import json
 import shutil
@@ -39,7 +40,7 @@ import numpy as np
 
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
-ENCODER, STEP, MANIFEST = "encoder.onnx", "decoder_step.onnx", "manifest.json"
+ENCODER, STEP, MANIFEST, PIECES = "encoder.onnx", "decoder_step.onnx", "manifest.json", "target_pieces.json"
 OPSET = 17
 # Everyday sentences whose ids the page must reproduce (chapter 8's examples and a few more).
 REFERENCE_SENTENCES = (
@@ -265,15 +266,17 @@ def _through_end(ids) -> int:
     return ids.index(END_ID) + 1 if END_ID in ids else len(ids)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _file_entry(path: Path) -> dict:
+    """A file's size, its size as a server sends it compressed (gzip), and its sha256 (the page checks it)."""
+    data = path.read_bytes()
+    return {"bytes": len(data), "gzip_bytes": len(gzip.compress(data, 9)), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENTENCES, quantize: bool = True,
                about: dict | None = None) -> dict:
     """Write the browser translator of the saved translator `model_dir` into `out`: the two graphs,
-    `source.model`, `target.model` and `manifest.json` (sizes, file sizes and sums, the graphs' inputs
-    and outputs, and for each of `references` its source ids and the Keras model's greedy and
+    `source.model`, `target.model`, `target_pieces.json` (the pieces by id) and `manifest.json` (sizes,
+    file sizes and sums, and for each of `references` its source ids and the Keras model's greedy and
     beam-4 ids, which the page must reproduce). `about`: what the page says of the model (e.g. its
     run and test BLEU), stored as is. Returns the manifest.
 
@@ -296,6 +299,10 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
         onnx.save(quantize_weights(proto) if quantize else proto, out / name)
     for side in ("source", "target"):
         shutil.copyfile(Path(model_dir) / f"{side}.model", out / f"{side}.model")
+    # every target piece by id, for the attention map's labels (the page's SentencePiece has no id_to_piece)
+    processor = translator.target_tokenizer.processor
+    pieces = [processor.id_to_piece(i) for i in range(translator.target_tokenizer.vocab_size)]
+    (out / PIECES).write_text(json.dumps(pieces, ensure_ascii=False) + "\n", encoding="utf-8")
 
     rows = []
     for text in references:
@@ -307,7 +314,7 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
                      "greedy_ids": greedy, "greedy": translator.target_tokenizer.decode([greedy])[0],
                      "beam4_ids": beam, "beam4": translator.target_tokenizer.decode([beam])[0]})
     attention = model.decoder.stack_layers[0].self_attention
-    files = [ENCODER, STEP, "source.model", "target.model"]
+    files = [ENCODER, STEP, "source.model", "target.model", PIECES]
     manifest = {
         "format": 1, "written": datetime.date.today().isoformat(), "model_dir": Path(model_dir).name,
         "about": about or {},
@@ -317,8 +324,9 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
                   "source_vocab_size": model.hyperparameters["input_vocab_size"],
                   "target_vocab_size": model.hyperparameters["target_vocab_size"]},
         "ids": {"pad": PAD_ID, "start": START_ID, "end": END_ID, "never_generated": [PAD_ID, START_ID]},
+        "source_script": translator.source_script,  # as Unicode names it ("CYRILLIC"): warn about text without it
         "weights": "int8, one scale per column (DequantizeLinear)" if quantize else "float32",
-        "files": {name: {"bytes": (out / name).stat().st_size, "sha256": _sha256(out / name)} for name in files},
+        "files": {name: _file_entry(out / name) for name in files},
         "references": rows,
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
