@@ -3,7 +3,7 @@ and a select, which also exports to ONNX for the page's translator) against `ops
 (which TensorFlow lowers to an XLA op that tf2onnx cannot convert). Greedy decoding of the same
 random model and sources, as a graph and compiled with XLA; both ways must give the same tokens.
 
-    python -m benchmarks.cache_write [--preset small] [--batch 8] [--lengths 32 64] [--repeats 5]
+    python -m benchmarks.cache_write [--preset small] [--batch 8] [--lengths 32 64] [--repeats 10]
 
 Ratio > 1: write_slots is slower. Written to benchmarks/cache_write.json with the machine and date.
 """
@@ -62,7 +62,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--preset", default="small")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--lengths", type=int, nargs="+", default=[32, 64])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     rows = measure(args.preset, args.batch, args.lengths, args.repeats)

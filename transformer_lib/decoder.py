@@ -18,6 +18,8 @@ def write_slots(cache, offset, new):
     Written with a gather and a select, not `ops.slice_update`, so that the cached step also
     exports to ONNX (TensorFlow lowers `slice_update` to an XLA op that tf2onnx cannot convert)."""
     slots, count = ops.shape(cache)[2], ops.shape(new)[2]
+    if isinstance(count, int) and count == 1:  # the decoding loops' case: one new position, broadcast to its slot
+        return ops.where((ops.arange(slots) == offset)[:, None], new, cache)
     index = ops.arange(slots) - offset  # slot s takes new position s - offset, if there is one
     inside = (index >= 0) & (index < count)  # (max_length,)
     spread = ops.take(new, ops.clip(index, 0, count - 1), axis=2)  # (batch, heads, max_length, d_k)
