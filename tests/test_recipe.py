@@ -78,6 +78,8 @@ def test_subword_sampling_is_a_setting_of_the_recipe_and_of_the_command_line():
     args = build_parser().parse_args(["train", "--out", "x", "--sampling-alpha", "0.1", "--attention-dropout", "0.1",
                                       "--activation-dropout", "0.2"])
     assert recipe_from(args).changes() == {"sampling_alpha": 0.1, "attention_dropout": 0.1, "activation_dropout": 0.2}
+    off = recipe_from(build_parser().parse_args(["train", "--out", "x", "--sampling-alpha", "0"]))
+    assert off.sampling_alpha is None  # 0 turns sampling off, whatever the default recipe does
     model = recipe_from(args).replace(preset="tiny").model((tl.SubwordTokenizer.train(["a b"] * 9, 300),) * 2)
     assert (model.hyperparameters["attention_dropout"], model.hyperparameters["activation_dropout"]) == (0.1, 0.2)
     recipe = Recipe(corpus="synthetic", vocab_size=400, max_length=40)

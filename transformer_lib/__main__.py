@@ -123,9 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="each length bucket this many times wider than the last (default: %g)" % RECIPE.bucket_growth)
     train.add_argument("--shuffle-batches", action=argparse.BooleanOptionalAction, default=None,
                        help="shuffle each epoch's batches after bucketing (default: %s)" % RECIPE.shuffle_batches)
-    train.add_argument("--sampling-alpha", type=share, default=None,
+    train.add_argument("--sampling-alpha", type=rate, default=None,
                        help="subword sampling: skip each BPE merge with this probability when segmenting a training "
-                            "sentence (BPE-dropout), e.g. 0.1 (default: %s)" % RECIPE.sampling_alpha)
+                            "sentence (BPE-dropout), e.g. 0.1; 0 turns it off (default: %s)" % RECIPE.sampling_alpha)
     train.add_argument("--max-length", type=sequence_length, default=None, help="longest sentence in tokens")
     train.add_argument("--warmup-steps", type=positive_int, default=None,
                        help="learning-rate warm-up in steps (default: %s)" % RECIPE.warmup_steps)
@@ -184,7 +184,10 @@ def recipe_from(args):
     if args.batch_tokens is not None and args.batch_size is not None:
         raise ValueError("give --batch-tokens or --batch-size, not both (a batch is counted in one or the other)")
     given = {field.name: getattr(args, field.name, None) for field in dataclasses.fields(Recipe)}
-    return RECIPE.replace(**{name: value for name, value in given.items() if value is not None})
+    changes = {name: value for name, value in given.items() if value is not None}
+    if changes.get("sampling_alpha") == 0:
+        changes["sampling_alpha"] = None  # --sampling-alpha 0: the one fixed segmentation
+    return RECIPE.replace(**changes)
 
 
 def run_train(args) -> dict:
