@@ -8,6 +8,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The interactive figures' JavaScript, fetched from npm (its rule is next to MathJax's, below).
 VEGA   := _assets/vega/packages.txt
+# The translator's runtime in the page (onnxruntime-web, SentencePiece), fetched from npm (its rule is below too).
+TRANSLATOR := _assets/browser-translator/packages.txt
 
 # Quiet TensorFlow's C++ logging in tests and notebooks.
 export TF_CPP_MIN_LOG_LEVEL ?= 2
@@ -66,7 +68,6 @@ _assets/vega/vega-figures.js: book_js/vega-figures.js $(VEGA)
 # WebAssembly; both are fetched from npm at build time and esbuild bundles SentencePiece for the browser. A page
 # loads them only when its reader clicks Translate (runtime.json gives their sizes for the button).
 TRANSLATOR_PACKAGES := onnxruntime-web@1.30.0 @sctg/sentencepiece-js@1.3.3 esbuild@0.28.2
-TRANSLATOR := _assets/browser-translator/packages.txt
 $(TRANSLATOR): book_js/sentencepiece-entry.js book_js/node-stub.js tools/translator_runtime.py | $(STAMP)
 	npm install --no-save --no-audit --no-fund --silent --prefix .npm/translator $(TRANSLATOR_PACKAGES)
 	rm -rf _assets/browser-translator && mkdir -p _assets/browser-translator

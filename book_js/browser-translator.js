@@ -40,7 +40,7 @@
     if (entry && data.length !== entry.bytes) {
       throw new Error(name + " is damaged: " + data.length + " bytes instead of " + entry.bytes);
     }
-    if (entry && window.crypto && crypto.subtle) {  // only in a secure context (https, localhost)
+    if (entry && window.crypto && crypto.subtle) {  // only in a secure context (HTTPS, localhost)
       const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
       const hex = Array.from(digest, function (b) { return b.toString(16).padStart(2, "0"); }).join("");
       if (hex !== entry.sha256) throw new Error(name + " is damaged: its checksum is not the manifest's");
@@ -357,7 +357,6 @@
         for (let s = 0; s < S; s++) values.push({query: t, key: s, weight: step[(layer * model.heads + head) * S + s]});
       });
       const spec = {
-        $schema: "https://vega.github.io/schema/vega-lite/v5.json",
         title: "cross-attention, layer " + (layer + 1) + ", head " + (head + 1),
         data: {values: values},
         params: [{name: "source", value: sourcePieces}, {name: "target", value: targetPieces}],
