@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from transformer_lib.decoding import NEVER_GENERATED, length_penalty
+from transformer_lib.json_records import write_json
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
 ENCODER, STEP, MANIFEST, PIECES = "encoder.onnx", "decoder_step.onnx", "manifest.json", "target_pieces.json"
@@ -210,7 +212,7 @@ class OnnxTranslator:
     @staticmethod
     def never_generated(logits):
         logits = logits.astype(np.float32).copy()
-        logits[..., [PAD_ID, START_ID]] = -np.inf
+        logits[..., list(NEVER_GENERATED)] = -np.inf
         return logits
 
     def greedy(self, source_ids) -> list[int]:
@@ -250,7 +252,7 @@ class OnnxTranslator:
             steps = t + 1
             if finished.all():
                 break
-        normalized = scores / ((5.0 + lengths) / 6.0) ** alpha
+        normalized = scores / length_penalty(lengths, alpha)
         row = tokens[int(np.argmax(normalized)), 1: steps + 1]
         return [int(i) for i in row[: _through_end(row)]]
 
@@ -323,13 +325,13 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
                   "d_k": attention.d_k, "d_model": model.hyperparameters["d_model"],
                   "source_vocab_size": model.hyperparameters["input_vocab_size"],
                   "target_vocab_size": model.hyperparameters["target_vocab_size"]},
-        "ids": {"pad": PAD_ID, "start": START_ID, "end": END_ID, "never_generated": [PAD_ID, START_ID]},
+        "ids": {"pad": PAD_ID, "start": START_ID, "end": END_ID, "never_generated": list(NEVER_GENERATED)},
         "source_script": translator.source_script,  # as Unicode names it ("CYRILLIC"): warn about text without it
         "weights": "int8, one scale per column (DequantizeLinear)" if quantize else "float32",
         "files": {name: _file_entry(out / name) for name in files},
         "references": rows,
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
+    write_json(out / MANIFEST, manifest, indent=1)  # whole or not at all: the page reads it first
 
     onnx_translator = OnnxTranslator(out)
     wrong = [row["text"] for row in rows
