@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks import processor
-from benchmarks.studies import run_rows, save_record, study_main
+from benchmarks.studies import BEFORE_42, run_rows, save_record, study_main
 from transformer_lib.model import PRESETS
 from transformer_lib.recipe import Recipe
 
@@ -29,8 +29,8 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
 # The recipe under test, as changes to the library's tl.Recipe: the small preset (4 layers of width 128),
 # batches left in bucketing's order and post-LN, as when its record was made (#27; shuffled batches and
 # pre-LN came with #29).
-CENTER = Recipe(joint_vocab=True, vocab_size=4000, dropout_rate=0.3, warmup_steps=1000, shuffle_batches=False,
-                norm_first=False)
+CENTER = Recipe(**{**BEFORE_42, "dropout_rate": 0.3}, joint_vocab=True, vocab_size=4000, warmup_steps=1000,
+                shuffle_batches=False, norm_first=False)
 PAPER = dict(joint_vocab=False, vocab_size=8000, dropout_rate=0.1, warmup_steps=4000)
 # name: (what changes, the change to CENTER, the change to the small preset's sizes)
 RUNS = {

@@ -42,7 +42,7 @@ def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
     summary = main(["train", "--corpus", "synthetic", "--preset", "tiny", "--epochs", "1", "--vocab-size", "400",
                     "--batch-tokens", "4096", "--warmup-steps", "50", "--out", str(out)])
     assert len(summary["history"]["loss"]) == 1 and (out / "model.keras").is_file()
-    assert not summary["joint_vocab"] and summary["dropout_rate"] is None and summary["warmup"] == 50
+    assert not summary["joint_vocab"] and summary["dropout_rate"] == 0.2 and summary["warmup"] == 50
     assert summary["weights"]["chosen"] in summary["weights"]["scores"] and len(summary["history"]["val_score"]) == 1
     assert (out / "checkpoints" / "checkpoint").is_file() and (out / "training.json").is_file()
     capsys.readouterr()

@@ -66,9 +66,9 @@ def test_the_command_line_builds_the_default_recipe_with_the_options_given():
     parser = build_parser()
     assert recipe_from(parser.parse_args(["train", "--out", "x"])) == Recipe()
     args = parser.parse_args(["train", "--out", "x", "--warmup-ratio", "0.05", "--no-shuffle-batches", "--dropout",
-                              "0.2", "--batch-size", "32", "--peak-rate", "0.003", "--bucket-growth", "1.2"])
+                              "0.3", "--batch-size", "32", "--peak-rate", "0.003", "--bucket-growth", "1.2"])
     assert recipe_from(args).changes() == {
-        "warmup_steps": None, "warmup_ratio": 0.05, "dropout_rate": 0.2, "batch_size": 32, "batch_tokens": None,
+        "warmup_steps": None, "warmup_ratio": 0.05, "dropout_rate": 0.3, "batch_size": 32, "batch_tokens": None,
         "peak_rate": 0.003, "bucket_growth": 1.2, **({"shuffle_batches": False} if Recipe().shuffle_batches else {})}
 
 
@@ -147,3 +147,21 @@ def test_the_command_line_trains_with_one_line_per_epoch_when_its_output_is_not_
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     main(["train", "--out", str(tmp_path / "run")])
     assert seen["verbose"] == 1
+
+
+def test_chapter_7_trains_the_default_recipe_unchanged():
+    # Issue #42: one recipe everywhere. Chapter 7's stored full run prints its recipe setting by setting.
+    import re
+    from pathlib import Path
+
+    import nbformat
+
+    notebook = nbformat.read(Path(__file__).resolve().parents[1] / "chapters" / "07_training.ipynb", as_version=4)
+    printed = next("".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells
+                   if cell.cell_type == "code" and "changed from tl.Recipe()" in "".join(
+                       output.get("text", "") for output in cell.outputs))
+    assert "changed from tl.Recipe(): nothing" in printed
+    settings = dict(re.findall(r"^  (\w+) +(\S+)$", printed, re.M))
+    assert settings == {name: str(value) for name, value in Recipe().to_dict().items()}
+    # and what the issue asked of it: the everyday data, dropout 0.2, the last ten epochs averaged
+    assert (settings["corpus"], settings["dropout_rate"], settings["average_last"]) == ("tatoeba+smartool/rus-eng", "0.2", "10")

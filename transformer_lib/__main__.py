@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--peak-rate", type=learning_rate, default=None,
                        help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
     train.add_argument("--dropout", dest="dropout_rate", type=rate, default=None,
-                       help="dropout rate (default: the preset's)")
+                       help="dropout rate (default: %s)" % RECIPE.dropout_rate)
     train.add_argument("--attention-dropout", type=rate, default=None,
                        help="dropout on the attention weights (default: %g)" % RECIPE.attention_dropout)
     train.add_argument("--activation-dropout", type=rate, default=None,

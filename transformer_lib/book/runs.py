@@ -15,14 +15,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-# Chapter 7's published run of its recipe (the `small` preset, 60 epochs): minutes of training on the
-# machine it names, and the wall time of the call with the validation BLEU after every epoch.
-# tests/test_instructors.py checks them against chapter 7's stored output.
-MEASURED_CPU = {"minutes": 29.6, "with_validation": 32.6, "machine": "a 2-core AMD EPYC CPU"}
-# Not measured: our estimate for a Colab T4 (about 8 TFLOP/s in float32; the small model's ~12,000
-# updates at ~36 GFLOP each, per-step overheads and 60 greedy validation passes), to be replaced
+# Chapter 7's published run of its recipe (`tl.Recipe()`: the `small` preset, 27 epochs on Tatoeba + SMARTool):
+# minutes of training on the machine it names, and the wall time of the call with the validation BLEU
+# after every epoch. tests/test_instructors.py checks them against chapter 7's stored output.
+MEASURED_CPU = {"minutes": 39.4, "with_validation": 42.1, "machine": "a 2-core Intel Xeon CPU", "epochs": 27}
+# Not measured: our estimate for a Colab T4 (about 8 TFLOP/s in float32; the small model's ~8,600
+# updates at ~36 GFLOP each, per-step overheads and 27 greedy validation passes), to be replaced
 # by a measurement.
-T4_ESTIMATE_MINUTES = (10, 15)
+T4_ESTIMATE_MINUTES = (7, 11)
 DRIVE_ROOT = Path("/content/drive")
 DRIVE_FOLDER = DRIVE_ROOT / "MyDrive" / "attention-step-by-step" / "runs"
 
@@ -31,7 +31,7 @@ def training_cost(recipe) -> str:
     """One line: what training `recipe` (chapter 7's, at full size) costs on a CPU and on a T4."""
     if recipe.preset != "small":
         return f"Training the {recipe.preset} preset for {recipe.epochs} epoch(s): no timing is recorded for it."
-    scale = recipe.epochs / 60
+    scale = recipe.epochs / MEASURED_CPU["epochs"]
     low, high = (round(minutes * scale) for minutes in T4_ESTIMATE_MINUTES)
     return (f"Training takes about {MEASURED_CPU['with_validation'] * scale:.0f} min on {MEASURED_CPU['machine']} "
             f"(measured: chapter 7's published run, {MEASURED_CPU['minutes'] * scale:.0f} min of it training), "
