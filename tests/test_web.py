@@ -2,6 +2,7 @@
 the greedy and beam loops the page uses, against the Keras model they come from."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,6 +112,7 @@ def test_quantized_weights_keep_each_columns_own_range():
     weights = rng.normal(size=(64, 96)).astype(np.float32)
     weights[:, 0] *= 1e-3  # a column of small numbers: one scale for the whole matrix would round it to 0
     weights[:, 1] = 0.0
+    weights[3, :] *= 20.0  # one large row: without balancing, it would set every column's scale
     table = rng.normal(size=(100, 64)).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Gather", ["table", "ids"], ["rows"])],
@@ -121,13 +123,19 @@ def test_quantized_weights_keep_each_columns_own_range():
         initializer=[numpy_helper.from_array(weights, "w"), numpy_helper.from_array(table, "table")])
     proto = web.quantize_weights(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     stored = {tensor.name: numpy_helper.to_array(tensor) for tensor in proto.graph.initializer}
-    assert stored["w/int8"].dtype == np.int8 and stored["w/scale"].shape == (96,)
-    assert stored["table/scale"].shape == (100,)  # a table read by Gather: one scale per row (token)
-    restored = stored["w/int8"] * stored["w/scale"][None, :]
-    # each entry within half a step of its own column's scale, the small column included
-    assert np.all(np.abs(restored - weights) <= stored["w/scale"][None, :] / 2 + 1e-12)
+    assert stored["w/int8"].dtype == np.int8 and stored["w/scale"].shape == (96,) and stored["w/rows"].shape == (64, 1)
+    assert stored["table/scale"].shape == (100,) and "table/rows" not in stored  # Gather: one scale per row (token)
+    # the stored numbers, written out: W ≈ rows * (int8 * column scale)
+    restored = stored["w/rows"] * (stored["w/int8"] * stored["w/scale"][None, :])
+    # each entry within half a step of its own row and column (the small column included)
+    assert np.all(np.abs(restored - weights) <= stored["w/rows"] * stored["w/scale"][None, :] / 2 + 1e-6)
     assert np.abs(restored[:, 0] - weights[:, 0]).max() < 0.01 * np.abs(weights[:, 0]).max()  # 1% of its range
     assert np.all(restored[:, 1] == 0)
+    # balancing pays: the error of the other rows is smaller than with the large row setting each column's scale
+    plain = np.maximum(np.abs(weights).max(axis=0), 1e-30) / 127  # (column 1 is all zeros)
+    plain_error = np.abs(np.round(weights / plain) * plain - weights)
+    others = np.arange(64) != 3
+    assert np.abs(restored - weights)[others].mean() < 0.5 * plain_error[others].mean()
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -177,3 +185,29 @@ def test_the_command_line_exports_and_reports_bad_options(trained_tiny, tmp_path
     with pytest.raises(SystemExit) as stop:
         main(["export-web", "--model", str(trained_tiny), "--out", str(tmp_path / "x"), "--about", "{run}"])
     assert stop.value.code == 2 and "--about is not JSON" in capsys.readouterr().err
+
+
+def test_the_published_translator_is_chapter_8s_and_whole():
+    # Issue #43: chapter 8's full run exports chapter 7's translator into book_static/translator (committed,
+    # at most 8 MB); the page says which run it is and its test BLEU, which must be chapter 8's stored score.
+    import hashlib
+    import re
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "book_static" / "translator"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    notebook = nbformat.read(root / "chapters" / "08_translating.ipynb", as_version=4)
+    text = "".join(output.get("text", "") + output.get("data", {}).get("text/plain", "")
+                   for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs)
+    stored = re.search(r"^beam 4\s+BLEU\s+([\d.]+)", text, re.M)
+    assert stored and manifest["about"]["test_bleu"] == float(stored.group(1))
+    assert f"{manifest['about']['run']}" in text  # the widget's line, printed by the export cell
+    total = 0
+    for name, entry in manifest["files"].items():
+        data = (folder / name).read_bytes()
+        assert len(data) == entry["bytes"] and hashlib.sha256(data).hexdigest() == entry["sha256"], name
+        total += len(data)
+    assert total + (folder / "manifest.json").stat().st_size <= 8_000_000
+    assert len(manifest["references"]) == 8 and all(row["greedy_ids"] and row["beam4_ids"] for row in manifest["references"])
