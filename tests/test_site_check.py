@@ -334,6 +334,7 @@ def test_the_browser_benchmark_times_the_page_and_counts_its_first_download(tmp_
                                                   "source.model", "target.model", "target_pieces.json"}
     assert record["first_use_gzip_mb"] < record["first_use_mb"]
     assert len(record["warm"]["beam4"]["per_sentence_ms"]) == record["sentences"] == 4
+    assert set(record["cold_ms"]) == {"greedy", "beam4"} and all(ms > 0 for ms in record["cold_ms"].values())
 
 
 def test_the_widget_escapes_its_text_and_says_which_model_it_runs():
