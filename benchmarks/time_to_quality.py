@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from benchmarks import processor
+from benchmarks.studies import BEFORE_42
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "time_to_quality.json"
 # Ours before issue #29 (the settings the ablation changes, pinned, so its rows keep their meaning
@@ -101,8 +102,6 @@ class TrainingClock:
 def make_recipe(name: str, toy: bool = False):
     """The named recipe as a `transformer_lib.Recipe` (at toy size with `toy`)."""
     from transformer_lib.recipe import Recipe
-
-    from benchmarks.studies import BEFORE_42
 
     # the defaults of its record's time (before #42), the row's changes, toy sizes win
     return Recipe().replace(**{**BEFORE_42, **RECIPES[name], **(TOY if toy else {})})

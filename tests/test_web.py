@@ -203,7 +203,7 @@ def test_the_published_translator_is_chapter_8s_and_whole():
                    for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs)
     stored = re.search(r"^beam 4\s+BLEU\s+([\d.]+)", text, re.M)
     assert stored and manifest["about"]["test_bleu"] == float(stored.group(1))
-    assert f"{manifest['about']['run']}" in text  # the widget's line, printed by the export cell
+    assert manifest["about"]["run"] in text  # the widget's line, printed by the export cell
     total = 0
     for name, entry in manifest["files"].items():
         data = (folder / name).read_bytes()

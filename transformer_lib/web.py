@@ -161,23 +161,24 @@ def quantize_weights(proto, min_elements: int = 4096):
             kept.append(tensor)
             continue
         axis = 0 if "Gather" in readers.get(tensor.name, ()) else 1
-        dequantized = tensor.name
-        if axis == 1:  # balance the rows of a matrix that multiplies
+        balanced = axis == 1  # a matrix that multiplies: its rows are balanced first
+        if balanced:
             rows = np.sqrt(np.abs(weights).max(axis=1))
             rows = np.where(rows > 0, rows, 1.0).astype(np.float32)[:, None]
-            weights, dequantized = weights / rows, f"{tensor.name}/balanced"
-            kept.append(numpy_helper.from_array(rows, f"{tensor.name}/rows"))
-            added_nodes.append(helper.make_node("Mul", [dequantized, f"{tensor.name}/rows"], [tensor.name],
-                                                name=f"{tensor.name}/unbalance"))
+            weights = weights / rows
         scale = np.abs(weights).max(axis=1 - axis) / 127.0
         scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
         shaped = scale[:, None] if axis == 0 else scale[None, :]
         quantized = np.clip(np.round(weights / shaped), -127, 127).astype(np.int8)
         kept += [numpy_helper.from_array(quantized, f"{tensor.name}/int8"),
                  numpy_helper.from_array(scale, f"{tensor.name}/scale")]
-        added_nodes.insert(len(added_nodes) - (axis == 1),  # before its Mul: topological order
-                           helper.make_node("DequantizeLinear", [f"{tensor.name}/int8", f"{tensor.name}/scale"],
+        dequantized = f"{tensor.name}/balanced" if balanced else tensor.name
+        added_nodes.append(helper.make_node("DequantizeLinear", [f"{tensor.name}/int8", f"{tensor.name}/scale"],
                                             [dequantized], axis=axis, name=f"{tensor.name}/dequantize"))
+        if balanced:  # then back to W: one Mul by the rows' factors, folded when the graph loads
+            kept.append(numpy_helper.from_array(rows, f"{tensor.name}/rows"))
+            added_nodes.append(helper.make_node("Mul", [dequantized, f"{tensor.name}/rows"], [tensor.name],
+                                                name=f"{tensor.name}/unbalance"))
     del graph.initializer[:]
     graph.initializer.extend(kept)
     nodes = added_nodes + list(graph.node)  # the dequantized weights first: the graph stays in topological order
