@@ -64,7 +64,49 @@ def test_without_a_checkout_a_record_installed_with_the_library_is_used(tmp_path
     (site / "__init__.py").write_text("")
     (site / "run.json").write_text('{"installed": true}')
     monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    monkeypatch.setattr(course_files, "INSTALLED_PACKAGES", ("coursebench",))  # as if the course installed it
     monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("downloaded a file installed here"))
     elsewhere = tmp_path / "colab"
     elsewhere.mkdir()
     assert course_file("coursebench/run.json", start=elsewhere).read_text() == '{"installed": true}'
+    monkeypatch.setattr(course_files, "INSTALLED_PACKAGES", ())  # a package the course does not install: not its file
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: (_ for _ in ()).throw(OSError("offline")))
+    with pytest.raises(FileNotFoundError):
+        course_file("coursebench/run.json", start=elsewhere)
+
+
+def test_the_local_lookup_finds_the_checkouts_copy_and_never_downloads(tmp_path, monkeypatch):
+    from transformer_lib.course_files import local_course_file
+
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("the local lookup downloaded"))
+    found = local_course_file("benchmarks/recipe_study.json", start=ROOT / "student" / "chapters")
+    assert found.resolve() == (ROOT / "benchmarks" / "recipe_study.json").resolve()
+    assert local_course_file("book_static/translator/manifest.json", start=tmp_path) is None
+
+
+def test_the_published_translator_folder_exists_only_in_a_clone(tmp_path, monkeypatch):
+    # Chapter 8's export writes into the course's book_static/translator in a clone, and into a temporary
+    # folder elsewhere (a fresh Colab runtime, offline or not): it must never try to download the folder.
+    from transformer_lib import web
+
+    monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("looking for the folder downloaded"))
+    assert web.published_folder(ROOT / "chapters").resolve() == (ROOT / "book_static" / "translator").resolve()
+    monkeypatch.chdir(tmp_path)
+    assert web.published_folder() is None
+
+
+def test_the_widget_without_an_exported_model_says_so_instead_of_failing(tmp_path, monkeypatch):
+    from transformer_lib.book.browser_translator import BrowserTranslator, NoBrowserTranslator, browser_translator
+
+    def offline(fname, origin, **kwargs):
+        raise Exception(f"URL fetch failure on {origin}: [Errno -2] Name or service not known")
+
+    monkeypatch.setattr(keras.utils, "get_file", offline)
+    monkeypatch.chdir(tmp_path)  # a fresh runtime: no clone around it, offline
+    for widget in (browser_translator(), browser_translator(tmp_path)):
+        assert isinstance(widget, NoBrowserTranslator)
+        assert "runs on the book's published site" in repr(widget) and "translation box above" in repr(widget)
+        assert "no exported model" in widget._repr_html_()
+    assert "Name or service not known" in repr(browser_translator())  # why, for the default folder
+    published = browser_translator(ROOT / "book_static" / "translator")  # a folder with a manifest: the widget
+    assert isinstance(published, BrowserTranslator) and "Tatoeba test BLEU" in published.about()

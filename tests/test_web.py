@@ -211,3 +211,12 @@ def test_the_published_translator_is_chapter_8s_and_whole():
         total += len(data)
     assert total + (folder / "manifest.json").stat().st_size <= 8_000_000
     assert len(manifest["references"]) == 8 and all(row["greedy_ids"] and row["beam4_ids"] for row in manifest["references"])
+
+
+def test_agreement_counts_sentences_whose_page_ids_equal_keras_ids(exported, keras_translator, monkeypatch):
+    folder = exported["int8"][0]
+    for beam_size in (1, 4):
+        assert web.agreement(keras_translator, folder, SENTENCES[:3], beam_size) == [True] * 3  # see the test above
+    monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
+    assert web.agreement(keras_translator, folder, SENTENCES[:3], 4) == [False] * 3
+    assert web.agreement(keras_translator, folder, SENTENCES[:3], 1) == [True] * 3

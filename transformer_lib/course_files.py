@@ -12,6 +12,7 @@ from pathlib import Path
 
 REPOSITORY = "https://github.com/attention-step-by-step/attention-step-by-step"
 BRANCH = "main"
+INSTALLED_PACKAGES = ("benchmarks", "transformer_lib")  # pyproject.toml's packages: their files come installed
 
 
 def raw_url(relative: str, repository: str | None = None) -> str:
@@ -28,12 +29,9 @@ def course_file(relative: str, start: Path | str | None = None) -> Path:
     keeps it in ~/.keras/datasets). Raises FileNotFoundError, saying what to do, when neither works.
     """
     start = Path.cwd() if start is None else Path(start)
-    for folder in (start, *start.resolve().parents):
-        if (folder / relative).is_file():
-            return folder / relative
-    installed = _installed(relative)
-    if installed is not None:
-        return installed
+    found = local_course_file(relative, start)
+    if found is not None:
+        return found
     url = raw_url(relative)
     try:
         import keras
@@ -47,13 +45,24 @@ def course_file(relative: str, start: Path | str | None = None) -> Path:
         ) from error
 
 
+def local_course_file(relative: str, start: Path | str | None = None) -> Path | None:
+    """`relative` in the checkout around `start` (default: the current folder; it and each folder above
+    it) or in the installed package; None when neither has it. Never downloads."""
+    start = Path.cwd() if start is None else Path(start)
+    for folder in (start, *start.resolve().parents):
+        if (folder / relative).is_file():
+            return folder / relative
+    return _installed(relative)
+
+
 def _installed(relative: str) -> Path | None:
     """`relative` inside an installed package of the course (benchmarks/x.json in site-packages), if there."""
     import importlib.util
 
     package, _, rest = relative.partition("/")
     try:
-        spec = importlib.util.find_spec(package) if rest and package.isidentifier() else None
+        # only the packages the course installs (a folder like book_static/ may import as a namespace package)
+        spec = importlib.util.find_spec(package) if rest and package in INSTALLED_PACKAGES else None
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:

@@ -43,6 +43,7 @@ from transformer_lib.json_records import write_json
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
 ENCODER, STEP, MANIFEST, PIECES = "encoder.onnx", "decoder_step.onnx", "manifest.json", "target_pieces.json"
+PUBLISHED = "book_static/translator"  # in the course repository: what the book's site publishes
 OPSET = 17
 # Everyday sentences whose ids the page must reproduce (chapter 8's examples and a few more).
 REFERENCE_SENTENCES = (
@@ -283,6 +284,42 @@ def _through_end(ids) -> int:
     return ids.index(END_ID) + 1 if END_ID in ids else len(ids)
 
 
+def keras_ids(translator, text: str, beam_size: int = 1, alpha: float = 0.6) -> list[int]:
+    """The target ids the Keras model of `translator` chooses for `text` (greedy for `beam_size` 1,
+    else beam search), through END: what `OnnxTranslator.greedy` / `.beam` must give for the same ids."""
+    from transformer_lib.decoding import beam_search, greedy_decode
+
+    model, max_length = translator.model, translator.max_length
+    source_ids = translator.encode_sources([text])
+    if beam_size == 1:
+        ids = greedy_decode(model, source_ids, max_length)[0]
+    else:
+        ids = beam_search(model, source_ids, beam_size, alpha, max_length)[0]
+    return [int(i) for i in ids[: _through_end(ids)]]
+
+
+def agreement(translator, folder: str | Path, texts, beam_size: int = 1, alpha: float = 0.6) -> list[bool]:
+    """For each of `texts`: do the exported graphs in `folder` (run by onnxruntime with the page's loops)
+    choose exactly the ids the Keras model of `translator` chooses, with the same search?"""
+    in_page = OnnxTranslator(folder)
+    same = []
+    for text in texts:
+        source_ids = [int(i) for i in translator.encode_sources([text])[0]]
+        page = in_page.greedy(source_ids) if beam_size == 1 else in_page.beam(source_ids, beam_size, alpha)
+        same.append(page == keras_ids(translator, text, beam_size, alpha))
+    return same
+
+
+def published_folder(start: str | Path | None = None) -> Path | None:
+    """The course's `book_static/translator/` (the translator its published page loads) when this runs
+    inside a clone of the course, looked for from `start` (default: the current folder) upwards;
+    None elsewhere (a fresh Colab runtime), where there is no published folder to write into."""
+    from transformer_lib.course_files import local_course_file
+
+    manifest = local_course_file(f"{PUBLISHED}/{MANIFEST}", start)
+    return None if manifest is None else manifest.parent
+
+
 def _file_entry(path: Path) -> dict:
     """A file's size, its size as a server sends it compressed (gzip), and its sha256 (the page checks it)."""
     data = path.read_bytes()
@@ -303,7 +340,6 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
     _require_web_extra()
     import onnx
 
-    from transformer_lib.decoding import beam_search, greedy_decode
     from transformer_lib.export import load_translator
 
     translator = load_translator(model_dir)
@@ -323,11 +359,8 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
 
     rows = []
     for text in references:
-        source_ids = translator.encode_sources([text])
-        greedy = greedy_decode(model, source_ids, max_length)[0]
-        beam = beam_search(model, source_ids, 4, 0.6, max_length)[0]
-        greedy, beam = [int(i) for i in greedy[: _through_end(greedy)]], [int(i) for i in beam[: _through_end(beam)]]
-        rows.append({"text": text, "source_ids": [int(i) for i in source_ids[0]],
+        greedy, beam = keras_ids(translator, text, 1), keras_ids(translator, text, 4)
+        rows.append({"text": text, "source_ids": [int(i) for i in translator.encode_sources([text])[0]],
                      "greedy_ids": greedy, "greedy": translator.target_tokenizer.decode([greedy])[0],
                      "beam4_ids": beam, "beam4": translator.target_tokenizer.decode([beam])[0]})
     attention = model.decoder.stack_layers[0].self_attention

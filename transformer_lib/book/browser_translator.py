@@ -58,10 +58,32 @@ class BrowserTranslator:
 
 
 def browser_translator(folder: str | Path = "book_static/translator", sentence: str = DEFAULT_SENTENCE,
-                       beam_size: int = 4) -> BrowserTranslator:
-    """The widget for the model exported into `folder` (its `manifest.json`, looked for from the
-    current folder upwards as `course_file` does)."""
+                       beam_size: int = 4) -> BrowserTranslator | NoBrowserTranslator:
+    """The widget for the model exported into `folder`: a folder that holds its `manifest.json`, or a
+    path in the course (the default) looked for from the current folder upwards as `course_file` does.
+    Where there is no manifest (a fresh runtime, offline, that exported nothing), a note saying so."""
     from transformer_lib.course_files import course_file
 
-    manifest = json.loads(course_file(f"{Path(folder).as_posix()}/manifest.json").read_text(encoding="utf-8"))
-    return BrowserTranslator(manifest, sentence, beam_size)
+    manifest = Path(folder) / "manifest.json"
+    try:
+        if not manifest.is_file():
+            if Path(folder).is_absolute():
+                raise FileNotFoundError(f"{folder} holds no exported translator (no manifest.json).")
+            manifest = course_file(f"{Path(folder).as_posix()}/manifest.json")
+        return BrowserTranslator(json.loads(manifest.read_text(encoding="utf-8")), sentence, beam_size)
+    except FileNotFoundError as error:
+        return NoBrowserTranslator(str(error))
+
+
+class NoBrowserTranslator:
+    """What the cell shows where no exported translator can be found: why, and where the widget runs."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def _repr_html_(self) -> str:
+        return (f'<p class="browser-translator-offline">{html.escape(repr(self))}</p>')
+
+    def __repr__(self) -> str:
+        return ("The translator in the page runs on the book's published site, in the reader's browser; here "
+                f"there is no exported model to describe ({self.reason}). Use the translation box above.")
