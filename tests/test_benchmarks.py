@@ -307,3 +307,27 @@ def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlie
     assert second["not_run"] == [name for name in RUNS if name not in ("center", "sampling 0.1", "smoothing 0.2")]
     assert second["rows"][2]["recipe"]["label_smoothing"] == 0.2
     assert "center: val beam BLEU" in capsys.readouterr().out
+
+
+def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it_says(tmp_path, capsys):
+    import json
+
+    from benchmarks.imdb_classifier_study import CENTER, RUNS, main as imdb_study, row_settings
+
+    for name, (_, change) in RUNS.items():  # at full size: the center with exactly the row's change
+        settings = row_settings(name)
+        assert {k: v for k, v in settings.items() if CENTER[k] != v} == {k: v for k, v in change.items() if CENTER[k] != v}
+        assert name == "center" or settings != CENTER
+    out = tmp_path / "study.json"
+    first = imdb_study(["--toy", "--epochs", "2", "--only", "center,256 head+tail", "--out", str(out)])
+    assert json.loads(out.read_text()) == first
+    assert [row["name"] for row in first["rows"]] == ["center", "256 head+tail"]
+    assert [row["settings"]["truncate"] for row in first["rows"]] == ["head", "head+tail"]
+    for row in first["rows"]:
+        assert len(row["val_accuracy"]) == 2 and all(0 <= a <= 1 for a in row["val_accuracy"])
+        assert row["best_val_accuracy"] == max(row["val_accuracy"]) == row["val_accuracy"][row["best_epoch"] - 1]
+        assert row["training_reviews"] > row["validation_reviews"] > 0 and row["seconds_per_epoch"] > 0
+    second = imdb_study(["--toy", "--epochs", "2", "--only", "dropout 0.3", "--out", str(out)])
+    assert [row["name"] for row in second["rows"]] == ["center", "256 head+tail", "dropout 0.3"]  # earlier rows kept
+    assert second["rows"][2]["settings"]["dropout_rate"] == 0.3
+    assert "center: best val accuracy" in capsys.readouterr().out

@@ -38,6 +38,11 @@ and the side chapter's encoder-only models:
     bert                       mask_tokens (BERT's 80/10/10), MaskedLanguageModel, classifier_from_pretrained
     imdb                       load_imdb, make_review_batches (IMDB reviews, Maas et al. 2011)
 
+and the decoder alone:
+
+    language_model             LanguageModel (GPT's idea: DecoderLayer without cross-attention), perplexity,
+                               generate (greedy, temperature, top-k; the key/value cache)
+
 and the book's teaching helpers in the package `book` (imported by the chapters, never by the modules
 above): show_source, quick mode and run reports, book.exercises (the checks, one module per part of the
 book; `transformer_lib.exercises` is its short name), book.diagrams (the architecture and each
@@ -68,6 +73,7 @@ from transformer_lib.decoding import Translator, beam_search, greedy_decode  # n
 from transformer_lib.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.evaluation import evaluate_bleu  # noqa: E402
 from transformer_lib.export import load_translator, save_translator  # noqa: E402
+from transformer_lib.language_model import LanguageModel, generate, next_token_pairs, perplexity  # noqa: E402
 from transformer_lib.machine import describe_machine  # noqa: E402
 from transformer_lib.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.feed_forward import FeedForward  # noqa: E402
@@ -115,6 +121,10 @@ __all__ = [
     "Recipe",
     "describe_machine",
     "MaskedLanguageModel",
+    "LanguageModel",
+    "generate",
+    "next_token_pairs",
+    "perplexity",
     "TransformerClassifier",
     "classifier_from_pretrained",
     "load_imdb",

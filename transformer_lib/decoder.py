@@ -26,6 +26,20 @@ def write_slots(cache, offset, new):
     return ops.where(inside[:, None], spread, cache)
 
 
+def cached_self_attention(attention, h, offset, cache):
+    """Masked self-attention of the newest position(s) `h` `[batch, new, d_model]`, at `offset`,
+    `offset + 1`, ..., against the key/value `cache` of the earlier ones (see `DecoderLayer.step`).
+    Returns `(output [batch, new, d_model], (keys, values))`, the new keys and values written in."""
+    new_keys, new_values = attention.project_key_value(h, h)  # (batch, heads, new, d_k)
+    keys = write_slots(cache[0], offset, new_keys)  # (batch, heads, max_length, d_k)
+    values = write_slots(cache[1], offset, new_values)
+    new, slots = ops.shape(h)[1], ops.shape(keys)[2]
+    # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
+    blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
+    h, _ = attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
+    return h, (keys, values)
+
+
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class DecoderLayer(BaseTransformerLayer):
     """One decoder layer. Arguments as in `transformer_lib.encoder.BaseTransformerLayer`.
@@ -91,17 +105,8 @@ class DecoderLayer(BaseTransformerLayer):
             the cost of one position.
         """
 
-        def cached_self_attention(h):
-            new_keys, new_values = self.self_attention.project_key_value(h, h)  # (batch, heads, new, d_k)
-            keys = write_slots(cache[0], offset, new_keys)  # (batch, heads, max_length, d_k)
-            values = write_slots(cache[1], offset, new_values)
-            new, slots = ops.shape(h)[1], ops.shape(keys)[2]
-            # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
-            blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
-            h, _ = self.self_attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
-            return h, (keys, values)
-
-        x, cache = self.self_attention_add_norm(x, cached_self_attention, training=False)
+        x, cache = self.self_attention_add_norm(
+            x, lambda h: cached_self_attention(self.self_attention, h, offset, cache), training=False)
         x, cross_weights = self.cross_attention_add_norm(
             x, lambda h: self.cross_attention.attend(h, *source_kv, mask=cross_attention_mask), training=False)
         x = self.feed_forward_add_norm(x, self.feed_forward, training=False)
