@@ -177,6 +177,30 @@ def test_translator_handles_blank_long_and_bad_input(tiny):
         tiny("сто", beam_size=0)
 
 
+def test_the_translators_alpha_is_the_beam_searchs_when_a_call_gives_none(tiny, monkeypatch, tmp_path):
+    import transformer_lib.decoding as decoding
+
+    used = []
+    search = decoding.beam_search
+    monkeypatch.setattr(decoding, "beam_search", lambda model, ids, k, alpha, n: used.append(alpha) or search(model, ids, k, alpha, n))
+    assert tiny.alpha == 0.6  # the paper's, by default
+    tiny("сто")
+    tiny.alpha = 1.25
+    try:
+        tiny("сто")
+        tiny("сто", alpha=0.0)  # a call's own alpha wins
+        tiny("сто", beam_size=1)  # greedy: no search, no alpha
+        with pytest.raises(ValueError, match="alpha must be"):
+            tiny.alpha = -1
+        assert tiny.alpha == 1.25
+        assert load_translator(save_translator(tiny, tmp_path / "saved")).alpha == 1.25  # saved with it
+    finally:
+        tiny.alpha = 0.6
+    assert used == [0.6, 1.25, 0.0]
+    with pytest.raises(ValueError, match="alpha must be"):
+        Translator(tiny.model, tiny.source_tokenizer, tiny.target_tokenizer, 24, alpha=-0.1)
+
+
 def test_attention_weights_cover_every_layer_and_head(tiny):
     result = tiny.attention_weights("две тысячи двадцать один")
     weights = result["weights"]

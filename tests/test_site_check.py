@@ -344,7 +344,7 @@ def test_the_widget_escapes_its_text_and_says_which_model_it_runs():
                 "model": {"num_layers": 4, "d_model": 128, "num_heads": 8}}
     page = BrowserTranslator(manifest, sentence="</textarea><script>alert(1)</script>", beam_size=2)._repr_html_()
     assert "<script>" not in page and "&lt;/textarea&gt;&lt;script&gt;" in page and "<b>" not in page
-    assert "Tatoeba test BLEU 35.12 (beam 4, in Python)" in page and "4 layers of width 128, 8 heads" in page
+    assert "Tatoeba test BLEU 35.12 (beam 4, alpha 0.6, in Python)" in page and "4 layers of width 128, 8 heads" in page
     assert '<option value="2" selected>beam 2</option>' in page and '<option value="1">greedy</option>' in page
     with pytest.raises(ValueError, match=r"beam_size must be 1 \(greedy\) to 8"):
         BrowserTranslator(manifest, beam_size=9)

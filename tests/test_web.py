@@ -220,3 +220,22 @@ def test_agreement_counts_sentences_whose_page_ids_equal_keras_ids(exported, ker
     monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
     assert web.agreement(keras_translator, folder, SENTENCES[:3], 4) == [False] * 3
     assert web.agreement(keras_translator, folder, SENTENCES[:3], 1) == [True] * 3
+
+
+def test_the_page_searches_with_the_length_penalty_it_was_exported_with(trained_tiny, tmp_path, monkeypatch):
+    """beam_alpha goes into the manifest, and both the Keras references and the check of the exported
+    graphs search with it (the tiny model is too sure of itself for alpha to change its choices, so the
+    searches are watched)."""
+    import transformer_lib.decoding as decoding
+
+    alphas = []
+    keras_beam, onnx_beam = decoding.beam_search, web.OnnxTranslator.beam
+    monkeypatch.setattr(decoding, "beam_search", lambda model, ids, k, alpha, *rest: alphas.append(("keras", alpha))
+                        or keras_beam(model, ids, k, alpha, *rest))
+    monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: alphas.append(("onnx", alpha))
+                        or onnx_beam(self, ids, k, alpha))
+    manifest = web.export_web(trained_tiny, tmp_path, references=SENTENCES[:2], quantize=False, beam_alpha=1.5)
+    assert manifest["beam_alpha"] == 1.5
+    assert sorted(alphas) == [("keras", 1.5)] * 2 + [("onnx", 1.5)] * 2
+    with pytest.raises(ValueError, match="beam_alpha"):
+        web.export_web(trained_tiny, tmp_path / "negative", references=SENTENCES[:1], beam_alpha=-0.5)

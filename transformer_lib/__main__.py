@@ -173,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "with one scale per column, a quarter of the size)")
     export_web.add_argument("--references", type=Path, default=None, help="a UTF-8 file of sentences, one per line, "
                             "whose translations the page must reproduce (default: eight everyday sentences)")
+    export_web.add_argument("--alpha", type=non_negative_float, default=0.6, help="the length penalty of the page's "
+                            "beam search (default: 0.6)")
     export_web.add_argument("--about", default=None, help='JSON the page shows about the model, e.g. \'{"test_bleu": 35.2}\'')
     return parser
 
@@ -256,7 +258,8 @@ def run_export_web(args) -> dict:
                                     if line.strip()]
         if not references["references"]:
             raise ValueError(f"{args.references} holds no sentence; give one per line")
-    manifest = export_web(args.model, args.out, quantize=not args.float32, about=about, **references)
+    manifest = export_web(args.model, args.out, quantize=not args.float32, about=about,
+                          beam_alpha=args.alpha, **references)
     sizes = ", ".join(f"{name} {entry['bytes'] / 1e6:.1f} MB" for name, entry in manifest["files"].items())
     print(f"wrote {args.out}: {sizes}; {len(manifest['references'])} reference sentences checked against the model")
     return manifest

@@ -71,7 +71,7 @@ def check_token_ids(name: str, ids, vocab_size: int) -> None:
     """
     if _not_known_yet(ids):
         return
-    values = np.asarray(ids)  # works for lists, NumPy arrays and eager tensors alike
+    values = keras.ops.convert_to_numpy(ids)  # lists, NumPy arrays, eager tensors of any backend or device
     if not np.issubdtype(values.dtype, np.integer):
         raise TypeError(
             f"{name} must be integers, got dtype {values.dtype}. Ids index the vocabulary: make them "

@@ -216,10 +216,12 @@ class Translator:
             be the model's vocabulary sizes).
         max_length: longest source (in tokens, START and END included) and longest translation;
             at least 3 and at most the model's `max_length` positions.
+        alpha: the length penalty's exponent for beam search when a call gives none (0.6 as in the
+            paper; chapter 8 chooses it on the validation split). An attribute, `translator.alpha`.
     """
 
     def __init__(self, model, source_tokenizer: SubwordTokenizer, target_tokenizer: SubwordTokenizer,
-                 max_length: int = 64):
+                 max_length: int = 64, alpha: float = 0.6):
         require_max_length(max_length)
         _require_within_positions(model, max_length)
         sizes = model.hyperparameters
@@ -234,7 +236,18 @@ class Translator:
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.max_length = max_length
+        self.alpha = alpha
         self.source_script = main_script(source_tokenizer)
+
+    @property
+    def alpha(self) -> float:
+        """The length penalty's exponent that beam search uses when a call gives none."""
+        return self._alpha
+
+    @alpha.setter
+    def alpha(self, value: float) -> None:
+        require_non_negative_number("alpha", value)
+        self._alpha = float(value)
 
     def encode_sources(self, texts: list[str]) -> np.ndarray:
         """Token ids `[batch, len]` (START ... END, 0-padded); too long sentences are cut, with a warning."""
@@ -250,14 +263,16 @@ class Translator:
         width = max(len(row) for row in ids)
         return np.array([row + [PAD_ID] * (width - len(row)) for row in ids], np.int32)
 
-    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float = 0.6):
-        """Translate one string (returns a string) or a list of strings (returns a list).
+    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float | None = None):
+        """Translate one string (returns a string) or a list of strings (returns a list), greedily
+        (`beam_size=1`) or with beam search and length penalty `alpha` (default: `self.alpha`).
 
         Blank input translates to "" without running the model. A sentence with no letter of the
         script the source tokenizer was trained on, or with control characters, is translated
         with a warning that says so.
         """
         require_positive_int("beam_size", beam_size)
+        alpha = self.alpha if alpha is None else alpha
         require_non_negative_number("alpha", alpha)
         single = isinstance(texts, str)
         texts = [texts] if single else as_text_list(texts)

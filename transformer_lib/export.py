@@ -35,7 +35,7 @@ def save_translator(translator: Translator, directory: str | Path) -> Path:
     translator.model.save(directory / "model.keras")
     translator.source_tokenizer.save(directory / "source.model")
     translator.target_tokenizer.save(directory / "target.model")
-    settings = {"max_length": translator.max_length, "transformer_lib": __version__,
+    settings = {"max_length": translator.max_length, "alpha": translator.alpha, "transformer_lib": __version__,
                 "source_sha256": _fingerprint(translator.source_tokenizer),
                 "target_sha256": _fingerprint(translator.target_tokenizer)}
     write_json(directory / "translator.json", settings, indent=2)  # whole or not at all
@@ -70,7 +70,8 @@ def load_translator(directory: str | Path) -> Translator:
             "or truncated, or was written by an incompatible version: save the translator again."
         ) from error
     try:
-        return Translator(model, tokenizers["source"], tokenizers["target"], max_length=settings["max_length"])
+        return Translator(model, tokenizers["source"], tokenizers["target"], max_length=settings["max_length"],
+                          alpha=settings.get("alpha", 0.6))  # absent in translators saved by earlier versions
     except ValueError as error:
         raise ValueError(f"{directory} does not hold a consistent translator: {error}") from None
 

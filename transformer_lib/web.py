@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from transformer_lib._checks import require_non_negative_number
 from transformer_lib.decoding import NEVER_GENERATED, length_penalty
 from transformer_lib.json_records import write_json
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
@@ -327,17 +328,19 @@ def _file_entry(path: Path) -> dict:
 
 
 def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENTENCES, quantize: bool = True,
-               about: dict | None = None) -> dict:
+               about: dict | None = None, beam_alpha: float = 0.6) -> dict:
     """Write the browser translator of the saved translator `model_dir` into `out`: the two graphs,
     `source.model`, `target.model`, `target_pieces.json` (the pieces by id) and `manifest.json` (sizes,
     file sizes and sums, and for each of `references` its source ids and the Keras model's greedy and
     beam-4 ids, which the page must reproduce). `about`: what the page says of the model (e.g. its
-    run and test BLEU), stored as is. Returns the manifest.
+    run and test BLEU), stored as is. `beam_alpha`: the length penalty the page's beam search uses
+    (chapter 8 chooses it on the validation split). Returns the manifest.
 
     After writing, the graphs run in onnxruntime (`OnnxTranslator`) on every reference; if their ids
     differ from the Keras model's (int8 weights can tip a close choice), the export fails and says
     so, rather than publish a translator that disagrees with the book."""
     _require_web_extra()
+    require_non_negative_number("beam_alpha", beam_alpha)
     import onnx
 
     from transformer_lib.export import load_translator
@@ -359,7 +362,7 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
 
     rows = []
     for text in references:
-        greedy, beam = keras_ids(translator, text, 1), keras_ids(translator, text, 4)
+        greedy, beam = keras_ids(translator, text, 1), keras_ids(translator, text, 4, beam_alpha)
         rows.append({"text": text, "source_ids": [int(i) for i in translator.encode_sources([text])[0]],
                      "greedy_ids": greedy, "greedy": translator.target_tokenizer.decode([greedy])[0],
                      "beam4_ids": beam, "beam4": translator.target_tokenizer.decode([beam])[0]})
@@ -368,7 +371,7 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
     manifest = {
         "format": 1, "written": datetime.date.today().isoformat(), "model_dir": Path(model_dir).name,
         "about": about or {},
-        "max_length": max_length, "beam_alpha": 0.6,
+        "max_length": max_length, "beam_alpha": float(beam_alpha),
         "model": {"num_layers": len(model.decoder.stack_layers), "num_heads": attention.num_heads,
                   "d_k": attention.d_k, "d_model": model.hyperparameters["d_model"],
                   "source_vocab_size": model.hyperparameters["input_vocab_size"],
@@ -384,7 +387,7 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
     onnx_translator = OnnxTranslator(out)
     wrong = [row["text"] for row in rows
              if onnx_translator.greedy(row["source_ids"]) != row["greedy_ids"]
-             or onnx_translator.beam(row["source_ids"], 4, 0.6) != row["beam4_ids"]]
+             or onnx_translator.beam(row["source_ids"], 4, beam_alpha) != row["beam4_ids"]]
     if wrong:
         raise ValueError(f"The exported graphs translate {len(wrong)} of {len(rows)} reference sentences differently "
                          f"from the Keras model (first: {wrong[0]!r})"

@@ -33,7 +33,8 @@ class BrowserTranslator:
                  f"{size['num_layers']} layers of width {size['d_model']}, {size['num_heads']} heads",
                  f"weights {self.manifest['weights'].split(',')[0]}"]
         if "test_bleu" in about:
-            parts.append(f"Tatoeba test BLEU {about['test_bleu']:.2f} (beam 4, in Python)")
+            parts.append(f"Tatoeba test BLEU {about['test_bleu']:.2f} (beam 4, alpha {self.manifest.get('beam_alpha', 0.6):g}, "
+                         "in Python)")
         return "; ".join(parts) + "."
 
     def _repr_html_(self) -> str:
