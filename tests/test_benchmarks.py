@@ -331,3 +331,14 @@ def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it
     assert [row["name"] for row in second["rows"]] == ["center", "256 head+tail", "dropout 0.3"]  # earlier rows kept
     assert second["rows"][2]["settings"]["dropout_rate"] == 0.3
     assert "center: best val accuracy" in capsys.readouterr().out
+
+
+def test_the_bert_screens_rows_keep_a_long_reviews_head_and_tail_between_start_and_end():
+    import numpy as np
+
+    from benchmarks.bert_labels_gpu import END, START, rows_head_tail
+
+    reviews = [list(range(10, 20)), [7, 8, 9]]  # a review of 10 pieces, one of 3
+    ids = np.array([i for review in reviews for i in review], np.uint16)
+    rows = rows_head_tail(ids, np.array([0, 10, 13]), length=8)  # room for 6 pieces
+    assert rows.tolist() == [[START, 10, 11, 12, 17, 18, 19, END], [START, 7, 8, 9, END, 0, 0, 0]]
