@@ -66,7 +66,7 @@ class Recipe:
     10 section 7). The corpus (Tatoeba + the SMARTool learner sentences), dropout 0.2, label smoothing
     0.2 and the average of the last ten epochs come from issue #42's small-data study
     (`benchmarks/small_data_study*.json`, chapter 7's last section); 27 epochs fill the 40 minutes of
-    training on a 2-core CPU (39.4 minutes in chapter 7's run).
+    training on a 2-core CPU (39.7 minutes in chapter 7's run).
     """
 
     corpus: str = "tatoeba+smartool/rus-eng"
