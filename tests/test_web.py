@@ -12,7 +12,7 @@ pytest.importorskip("tf2onnx", reason="the web extra (tf2onnx, onnx, onnxruntime
 import transformer_lib as tl
 from transformer_lib import web
 from transformer_lib.decoding import beam_search, greedy_decode
-from transformer_lib.export import load_translator
+from transformer_lib.export import load_translator, save_translator
 from transformer_lib.tokenizer import END_ID, START_ID
 
 # held-out numbers of the synthetic task (Russian words), long and short
@@ -239,3 +239,11 @@ def test_the_page_searches_with_the_length_penalty_it_was_exported_with(trained_
     assert sorted(alphas) == [("keras", 1.5)] * 2 + [("onnx", 1.5)] * 2
     with pytest.raises(ValueError, match="beam_alpha"):
         web.export_web(trained_tiny, tmp_path / "negative", references=SENTENCES[:1], beam_alpha=-0.5)
+
+
+def test_without_beam_alpha_the_export_searches_with_the_saved_translators_alpha(trained_tiny, tmp_path):
+    saved = load_translator(trained_tiny)
+    saved.alpha = 1.25
+    copy = tmp_path / "translator"
+    save_translator(saved, copy)
+    assert web.export_web(copy, tmp_path / "page", references=SENTENCES[:1], quantize=False)["beam_alpha"] == 1.25

@@ -173,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "with one scale per column, a quarter of the size)")
     export_web.add_argument("--references", type=Path, default=None, help="a UTF-8 file of sentences, one per line, "
                             "whose translations the page must reproduce (default: eight everyday sentences)")
-    export_web.add_argument("--alpha", type=non_negative_float, default=0.6, help="the length penalty of the page's "
-                            "beam search (default: 0.6)")
+    export_web.add_argument("--alpha", type=non_negative_float, default=None, help="the length penalty of the page's "
+                            "beam search (default: the translator's own, saved with it; 0.6 unless chosen)")
     export_web.add_argument("--about", default=None, help='JSON the page shows about the model, e.g. \'{"test_bleu": 35.2}\'')
     return parser
 

@@ -285,9 +285,9 @@ def _through_end(ids) -> int:
     return ids.index(END_ID) + 1 if END_ID in ids else len(ids)
 
 
-def keras_ids(translator, text: str, beam_size: int = 1, alpha: float = 0.6) -> list[int]:
+def keras_ids(translator, text: str, beam_size: int = 1, alpha: float | None = None) -> list[int]:
     """The target ids the Keras model of `translator` chooses for `text` (greedy for `beam_size` 1,
-    else beam search), through END: what `OnnxTranslator.greedy` / `.beam` must give for the same ids."""
+    else beam search with length penalty `alpha`, by default the translator's own), through END: what `OnnxTranslator.greedy` / `.beam` must give for the same ids."""
     from transformer_lib.decoding import beam_search, greedy_decode
 
     model, max_length = translator.model, translator.max_length
@@ -295,13 +295,14 @@ def keras_ids(translator, text: str, beam_size: int = 1, alpha: float = 0.6) -> 
     if beam_size == 1:
         ids = greedy_decode(model, source_ids, max_length)[0]
     else:
-        ids = beam_search(model, source_ids, beam_size, alpha, max_length)[0]
+        ids = beam_search(model, source_ids, beam_size, translator.alpha if alpha is None else alpha, max_length)[0]
     return [int(i) for i in ids[: _through_end(ids)]]
 
 
-def agreement(translator, folder: str | Path, texts, beam_size: int = 1, alpha: float = 0.6) -> list[bool]:
+def agreement(translator, folder: str | Path, texts, beam_size: int = 1, alpha: float | None = None) -> list[bool]:
     """For each of `texts`: do the exported graphs in `folder` (run by onnxruntime with the page's loops)
     choose exactly the ids the Keras model of `translator` chooses, with the same search?"""
+    alpha = translator.alpha if alpha is None else alpha
     in_page = OnnxTranslator(folder)
     same = []
     for text in texts:
@@ -328,24 +329,26 @@ def _file_entry(path: Path) -> dict:
 
 
 def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENTENCES, quantize: bool = True,
-               about: dict | None = None, beam_alpha: float = 0.6) -> dict:
+               about: dict | None = None, beam_alpha: float | None = None) -> dict:
     """Write the browser translator of the saved translator `model_dir` into `out`: the two graphs,
     `source.model`, `target.model`, `target_pieces.json` (the pieces by id) and `manifest.json` (sizes,
     file sizes and sums, and for each of `references` its source ids and the Keras model's greedy and
     beam-4 ids, which the page must reproduce). `about`: what the page says of the model (e.g. its
     run and test BLEU), stored as is. `beam_alpha`: the length penalty the page's beam search uses
-    (chapter 8 chooses it on the validation split). Returns the manifest.
+    (default: the saved translator's `alpha`; chapter 8 chooses it on the validation split). Returns the manifest.
 
     After writing, the graphs run in onnxruntime (`OnnxTranslator`) on every reference; if their ids
     differ from the Keras model's (int8 weights can tip a close choice), the export fails and says
     so, rather than publish a translator that disagrees with the book."""
     _require_web_extra()
-    require_non_negative_number("beam_alpha", beam_alpha)
+    if beam_alpha is not None:
+        require_non_negative_number("beam_alpha", beam_alpha)
     import onnx
 
     from transformer_lib.export import load_translator
 
     translator = load_translator(model_dir)
+    beam_alpha = translator.alpha if beam_alpha is None else beam_alpha
     model, max_length = translator.model, translator.max_length
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
