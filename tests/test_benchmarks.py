@@ -342,3 +342,39 @@ def test_the_bert_screens_rows_keep_a_long_reviews_head_and_tail_between_start_a
     ids = np.array([i for review in reviews for i in review], np.uint16)
     rows = rows_head_tail(ids, np.array([0, 10, 13]), length=8)  # room for 6 pieces
     assert rows.tolist() == [[START, 10, 11, 12, 17, 18, 19, END], [START, 7, 8, 9, END, 0, 0, 0]]
+
+
+def test_the_cpu_bert_screens_windows_hold_every_piece_of_every_review_once():
+    from benchmarks.bert_labels_cpu import window_batches
+    from transformer_lib.tokenizer import END_ID, START_ID
+
+    ids = [list(range(10, 10 + n)) for n in (1, 5, 6, 13)]  # window 7: 5 pieces per window
+    windows = [row[row > 0] for batch, _ in window_batches(ids, 7, 64, shuffle=True).as_numpy_iterator() for row in batch]
+    assert all(w[0] == START_ID and w[-1] == END_ID and len(w) <= 7 for w in windows)
+    assert sorted(piece for w in windows for piece in w[1:-1]) == sorted(piece for row in ids for piece in row)
+    assert len(windows) == 1 + 1 + 2 + 3
+
+
+def test_the_cpu_bert_screen_runs_at_toy_size_and_chooses_each_learning_rate_on_validation(tmp_path, capsys):
+    import json
+
+    import numpy as np
+
+    from benchmarks.bert_labels_cpu import FINETUNE_LRS, balanced, main as screen
+
+    out = tmp_path / "screen.json"
+    record = screen(["--toy", "--size", "1,16,2,32", "--seeds", "2", "--labels", "40", "--warmup", "10", "--out", str(out)])
+    assert json.loads(out.read_text()) == record
+    assert record["pretraining"][0]["updates"] > 0 and 0 <= record["pretraining"][0]["val_masked_accuracy"] <= 1
+    for name in ("pretrained", "scratch"):
+        result = record["comparison"][name]
+        means = {lr: np.mean([r["val_accuracy"] for r in result["runs"] if r["lr"] == lr]) for lr in FINETUNE_LRS}
+        assert result["chosen_lr"] == max(means, key=means.get) and len(result["runs"]) == 2 * len(FINETUNE_LRS)
+        chosen = [r["test_accuracy"] for r in result["runs"] if r["lr"] == result["chosen_lr"]]
+        assert result["mean_test"] == pytest.approx(np.mean(chosen), abs=1e-4)
+    assert record["gain_at_labels"] == pytest.approx(
+        record["comparison"]["pretrained"]["mean_test"] - record["comparison"]["scratch"]["mean_test"], abs=1e-4)
+    assert "gain" in capsys.readouterr().out
+    pairs = [(str(i), i % 2) for i in range(30)]
+    picked = balanced(pairs, 10, seed=0)
+    assert len(picked) == 10 and sum(label for _, label in picked) == 5 and balanced(pairs, 99, seed=0) == pairs

@@ -164,6 +164,20 @@ def test_fine_tuning_starts_from_the_pretrained_encoder(rng):
     assert classifier.hyperparameters["activation"] == "gelu" and classifier.hyperparameters["num_classes"] == 2
 
 
+def test_pre_ln_side_models_normalize_before_each_sublayer_and_fine_tuning_keeps_it(rng):
+    pretrained = bert.MaskedLanguageModel(61, dropout_rate=0.0, norm_first=True, **SMALL)
+    ids = random_ids(rng, 2, 7, 61)
+    pretrained(ids)
+    assert pretrained.encoder.final_norm is not None  # pre-LN: one norm after the last layer
+    assert bert.MaskedLanguageModel(61, **SMALL).hyperparameters["norm_first"] is False  # BERT's post-LN by default
+    classifier = bert.classifier_from_pretrained(pretrained)
+    assert classifier.hyperparameters["norm_first"] is True
+    np.testing.assert_allclose(classifier.encoder(ids), pretrained.encoder(ids), atol=1e-6)
+    post = bert.MaskedLanguageModel(61, dropout_rate=0.0, **SMALL)
+    post(ids)
+    assert len(pretrained.encoder.get_weights()) == len(post.encoder.get_weights()) + 2  # the final norm's scale and shift
+
+
 # ---------------------------------------------------------------------------------------------
 # IMDB
 

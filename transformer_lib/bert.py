@@ -84,6 +84,8 @@ class MaskedLanguageModel(keras.Model):
         vocab_size: tokens the model reads and predicts, the mask token included.
         num_layers, d_model, num_heads, dff, dropout_rate, max_length: as in `Encoder`.
         activation: of the feed-forward networks, "gelu" as in BERT.
+        norm_first: False for post-LN (BERT's), True for pre-LN (chapter 6), which trains at higher
+            learning rates.
 
     Call arguments:
         inputs: int `[batch, len]` token ids (masked), 0 = padding; or a pair `(token_ids, chosen)`
@@ -98,7 +100,8 @@ class MaskedLanguageModel(keras.Model):
     """
 
     def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
-                 dropout_rate: float = 0.1, max_length: int = 512, activation: str = "gelu", **kwargs):
+                 dropout_rate: float = 0.1, max_length: int = 512, activation: str = "gelu", norm_first: bool = False,
+                 **kwargs):
         super().__init__(**kwargs)
         self.hyperparameters = constructor_arguments(locals())
         self.encoder = Encoder.from_sizes(self.hyperparameters, name="encoder")

@@ -33,6 +33,8 @@ class TransformerClassifier(keras.Model):
         max_length: longest input, in tokens.
         mask_padding: False attends to and averages over padding too: the usual tutorial's mistake,
             kept to measure what the mask is worth.
+        norm_first: False for post-LN (the paper, and BERT), True for pre-LN (chapter 6), which
+            trains at higher learning rates.
 
     Call arguments:
         token_ids: int `[batch, len]`, 0 = padding.
@@ -44,7 +46,7 @@ class TransformerClassifier(keras.Model):
 
     def __init__(self, vocab_size: int, num_layers: int = 1, d_model: int = 64, num_heads: int = 4, dff: int = 128,
                  num_classes: int = 2, dropout_rate: float = 0.1, max_length: int = 512, activation: str = "relu",
-                 mask_padding: bool = True, **kwargs):
+                 mask_padding: bool = True, norm_first: bool = False, **kwargs):
         super().__init__(**kwargs)
         require_positive_int("num_classes", num_classes)
         require_rate("dropout_rate", dropout_rate)

@@ -1,0 +1,151 @@
+"""Chapter 9's question on the CPU, with the library's own models (#44): does masked-LM pretraining
+that fits a chapter's budget on two cores make the small BERT beat the same model from scratch at
+1,000 labels?
+
+    python -m benchmarks.bert_labels_cpu [--minutes 30] [--size 2,128,4,512] [--window 128]
+        [--lr 3e-3] [--norm-first] [--labels 1000] [--seeds 3] [--out FILE] [--toy]
+
+The GPU screen (`benchmarks/bert_labels_gpu.py`, plain JAX) found the gain once masked-token accuracy
+leaves its frequent-token plateau (~0.13), after about 5,600 updates of 64 windows of 256 tokens at
+width 128. A CPU does about a fifth of those tokens in half an hour, so this screen spends its
+budget on *updates* instead: windows of `--window` tokens (every review cut into consecutive
+windows, so all its text is read), batches of about 8,192 tokens, the §5.3 schedule with a
+1,000-update warm-up up to `--lr`, pre-LN if `--norm-first`. It pretrains `tl.MaskedLanguageModel`
+in whole epochs, starting another while fewer than `--minutes` have passed, and records masked-token
+accuracy on windows of the validation reviews after every epoch. Then it fine-tunes
+`tl.classifier_from_pretrained` and an identical `tl.TransformerClassifier` from scratch on
+`--labels` balanced training reviews (first and last 127 pieces of each, as chapter 9), for each of
+`--seeds` and two learning rates, up to 20 epochs, keeping the best epoch on the validation reviews
+(patience 4). The learning rate of each model is chosen on validation; test accuracy is read once
+per model, on a fixed balanced sample of 5,000 test reviews (the screen's budget; the chapter reads
+all 25,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import transformer_lib as tl
+from transformer_lib.data import bucket_by_length, ragged_rows
+from transformer_lib.machine import describe_machine
+from transformer_lib.tokenizer import END_ID, START_ID
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "bert_labels_cpu.json"
+REVIEW_LENGTH = 256  # tokens of a review for classification, as chapter 9
+FINETUNE_LRS = (3e-4, 1e-3)
+TEST_SAMPLE = 5000
+
+
+def window_batches(ids: list[list[int]], window: int, batch_tokens: int, shuffle: bool, seed: int = 0) -> tf.data.Dataset:
+    """Every review's pieces cut into consecutive windows of `window - 2`, each START ... END, batched
+    by length (labels 0, unused): all of the text, not only each review's beginning."""
+    rows = [[START_ID, *row[i:i + window - 2], END_ID] for row in ids for i in range(0, len(row), window - 2)]
+    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(rows), tf.zeros(len(rows), tf.int32))).map(lambda x, y: (x, y))
+    if shuffle:
+        dataset = dataset.shuffle(len(rows), seed=seed, reshuffle_each_iteration=True)
+    return bucket_by_length(dataset, [len(row) for row in rows], lambda x, y: tf.shape(x)[0], window,
+                            batch_tokens=batch_tokens).prefetch(tf.data.AUTOTUNE)
+
+
+def balanced(pairs, count: int, seed: int):
+    """`count` reviews, half of each label, drawn with `seed` (all of them if count >= len(pairs))."""
+    if count >= len(pairs):
+        return list(pairs)
+    rng = np.random.default_rng(seed)
+    labels = np.array([label for _, label in pairs])
+    pick = np.concatenate([rng.choice(np.flatnonzero(labels == c), count // 2, replace=False) for c in (0, 1)])
+    return [pairs[i] for i in sorted(pick)]
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=30.0, help="pretraining budget: a new epoch starts while under it")
+    parser.add_argument("--size", default="2,128,4,512", help="layers,width,heads,dff")
+    parser.add_argument("--window", type=int, default=128)
+    parser.add_argument("--batch-tokens", type=int, default=8192)
+    parser.add_argument("--lr", type=float, default=3e-3, help="pretraining peak learning rate")
+    parser.add_argument("--warmup", type=int, default=1000)
+    parser.add_argument("--norm-first", action="store_true", help="pre-LN (default: BERT's post-LN)")
+    parser.add_argument("--labels", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--toy", action="store_true", help="the 2,000-review sample, tiny sizes (for the tests)")
+    args = parser.parse_args(argv)
+    layers, width, heads, dff = (int(v) for v in args.size.split(","))
+    start_all = time.perf_counter()
+    reviews = {split: tl.load_imdb(split, sample=args.toy) for split in ("train", "validation", "test")}
+    tokenizer = tl.imdb.train_review_tokenizer(reviews["train"], 1000 if args.toy else 8000)
+    mask_id = tokenizer.vocab_size
+    sizes = dict(num_layers=layers, d_model=width, num_heads=heads, dff=dff, dropout_rate=0.1,
+                 max_length=REVIEW_LENGTH, norm_first=args.norm_first)
+    encode = lambda split: tokenizer.encode([text for text, _ in reviews[split]])
+    mlm_train = tl.bert.make_mlm_batches(window_batches(encode("train"), args.window, args.batch_tokens, True), mask_id)
+    mlm_val = tl.bert.make_mlm_batches(window_batches(encode("validation"), args.window, args.batch_tokens, False), mask_id, seed=1)
+
+    keras.utils.set_random_seed(0)
+    bert = tl.MaskedLanguageModel(mask_id + 1, activation="gelu", **sizes)
+    schedule = tl.TransformerSchedule(width, args.warmup, peak_rate=args.lr)
+    bert.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0), metrics=["accuracy"],
+                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    curve, started = [], time.perf_counter()
+    while (time.perf_counter() - started) / 60 < args.minutes and len(curve) < (1 if args.toy else 1000):
+        history = bert.fit(mlm_train, validation_data=mlm_val, epochs=1, verbose=0, shuffle=False).history
+        curve.append({"epoch": len(curve) + 1, "minutes": round((time.perf_counter() - started) / 60, 2),
+                      "updates": int(bert.optimizer.iterations.numpy()),
+                      "train_masked_accuracy": round(history["accuracy"][0], 4),
+                      "val_masked_accuracy": round(history["val_accuracy"][0], 4),
+                      "val_loss": round(history["val_loss"][0], 4)})
+        print("pretraining", curve[-1], flush=True)
+
+    batching = dict(max_length=REVIEW_LENGTH, batch_tokens=8192, truncate="head+tail")
+    val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
+    test_pairs = balanced(reviews["test"], TEST_SAMPLE, seed=99)
+    test_ds = tl.make_review_batches(test_pairs, tokenizer, shuffle=False, **batching)
+
+    def fine_tune(pretrained: bool, seed: int, lr: float) -> dict:
+        keras.utils.set_random_seed(seed)
+        train_ds = tl.make_review_batches(balanced(reviews["train"], args.labels, seed), tokenizer, seed=seed, **batching)
+        model = (tl.classifier_from_pretrained(bert) if pretrained else
+                 tl.TransformerClassifier(mask_id + 1, activation="gelu", **sizes))
+        model.compile(optimizer=keras.optimizers.Adam(lr, clipnorm=1.0), metrics=["accuracy"],
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        keep = keras.callbacks.EarlyStopping(monitor="val_accuracy", patience=4, restore_best_weights=True)
+        model.fit(train_ds, validation_data=val_ds, epochs=2 if args.toy else 20, verbose=0, shuffle=False, callbacks=[keep])
+        return {"seed": seed, "lr": lr, "val_accuracy": round(float(keep.best), 4), "best_epoch": keep.best_epoch + 1,
+                "test_accuracy": round(float(model.evaluate(test_ds, verbose=0)[1]), 4)}
+
+    comparison = {}
+    for name, pretrained in (("pretrained", True), ("scratch", False)):
+        by_lr = {lr: [fine_tune(pretrained, seed, lr) for seed in range(args.seeds)] for lr in FINETUNE_LRS}
+        chosen = max(FINETUNE_LRS, key=lambda lr: np.mean([run["val_accuracy"] for run in by_lr[lr]]))
+        comparison[name] = {"chosen_lr": chosen, "mean_val": round(float(np.mean([r["val_accuracy"] for r in by_lr[chosen]])), 4),
+                            "mean_test": round(float(np.mean([r["test_accuracy"] for r in by_lr[chosen]])), 4),
+                            "runs": [run for lr in FINETUNE_LRS for run in by_lr[lr]]}
+        print(name, {k: v for k, v in comparison[name].items() if k != "runs"}, flush=True)
+    record = {"what": "Chapter 9's small BERT on the CPU: masked-LM pretraining within a budget, then fine-tuning at "
+                      f"{args.labels} labels against the same model from scratch (mean of {args.seeds} seeds).",
+              "command": "python -m benchmarks.bert_labels_cpu " + " ".join(sys.argv[1:] if argv is None else argv),
+              "date": datetime.date.today().isoformat(), "machine": describe_machine(),
+              "settings": {"size": [layers, width, heads, dff], "window": args.window, "batch_tokens": args.batch_tokens,
+                           "pretraining_lr": args.lr, "warmup": args.warmup, "norm_first": args.norm_first,
+                           "labels": args.labels, "seeds": args.seeds, "finetune_lrs": list(FINETUNE_LRS),
+                           "test_reviews": len(test_pairs), "toy": args.toy},
+              "pretraining": curve, "comparison": comparison,
+              "gain_at_labels": round(comparison["pretrained"]["mean_test"] - comparison["scratch"]["mean_test"], 4),
+              "minutes": round((time.perf_counter() - start_all) / 60, 1)}
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"gain {record['gain_at_labels']:+.4f} (test, mean of {args.seeds} seeds); {record['minutes']} min", flush=True)
+    return record
+
+
+if __name__ == "__main__":
+    main()
