@@ -76,6 +76,33 @@ def test_masked_loss_called_eagerly_equals_masked_loss(rng):
         float(masked_loss(labels, logits, 0.2)), rel=1e-6)
 
 
+def smoothed_loss_and_gradient_float64(labels, logits, eps, tokens=None):
+    """The §5.4 loss over the real tokens and its gradient with respect to the logits, in float64 NumPy."""
+    logits = logits.astype(np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    target = (1 - eps) * np.eye(logits.shape[-1])[labels] + eps / logits.shape[-1]
+    real = (labels != 0).astype(np.float64)
+    count = real.sum() if tokens is None else tokens
+    loss = (-(target * log_probs).sum(axis=-1) * real).sum() / count
+    return loss, (np.exp(log_probs) - target) * real[..., None] / count
+
+
+@pytest.mark.parametrize("tokens", [None, 9.0])
+def test_the_xla_compiled_loss_of_train_step_equals_a_float64_reference(rng, tokens):
+    """`train_step` uses `masked_loss` compiled by XLA: the same value and gradient as the formula."""
+    from transformer_lib.training import compiled_loss
+    labels = np.array([[5, 6, 2, 0, 0], [7, 2, 9, 4, 1]])
+    logits = rng.normal(size=(2, 5, 10)).astype("float32") * 3
+    expected_loss, expected_gradient = smoothed_loss_and_gradient_float64(labels, logits, 0.2, tokens)
+    logits = tf.constant(logits)
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = compiled_loss(tf.constant(labels), logits, 0.2, None if tokens is None else tf.constant(tokens))
+    assert float(loss) == pytest.approx(expected_loss, rel=1e-5)
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), expected_gradient, atol=1e-6)
+
+
 def test_masked_loss_serializes_for_compile():
     loss = MaskedLoss(label_smoothing=0.2)
     assert keras.losses.deserialize(keras.losses.serialize(loss)).label_smoothing == 0.2

@@ -25,6 +25,13 @@ from transformer_lib.run_lock import run_lock
 from transformer_lib.selection import repair_kept_weights
 
 
+# `masked_loss` compiled by XLA (`jit_compile=True`): its passes over the (batch, len, vocab) logits
+# (log-softmax, the label's entry, the mean, and their gradients) fuse into a few loops, and a step of
+# chapter 7's recipe takes ~14% less time on a CPU (`benchmarks/compiled_loss.json`). Only the loss:
+# XLA compiles once per batch shape, ~0.5 s for the loss but ~12 s for the whole step.
+compiled_loss = tf.function(masked_loss, jit_compile=True, reduce_retracing=True)
+
+
 def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=None):
     """One update of §5.3-5.4: teacher-forced forward pass, masked label-smoothed loss, Adam.
 
@@ -39,7 +46,7 @@ def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=Non
     (source, target_in), target_out = batch
     with tf.GradientTape() as tape:
         logits = model((source, target_in), training=True)  # (batch, tgt_len, vocab): predicts target_out
-        loss = masked_loss(target_out, logits, label_smoothing, tokens)  # padding never counts
+        loss = compiled_loss(target_out, logits, label_smoothing, tokens)  # padding never counts
         scaled = optimizer.scale_loss(loss)  # mixed precision: scaled up so float16 gradients survive
     gradients = tape.gradient(scaled, model.trainable_variables)
     optimizer.apply_gradients(zip(gradients, model.trainable_variables))
@@ -50,7 +57,7 @@ def evaluate_step(model, batch, label_smoothing: float = 0.1, tokens=None):
     """`train_step` without the update (and without dropout): the batch's `(loss, accuracy)`."""
     (source, target_in), target_out = batch
     logits = model((source, target_in), training=False)
-    return masked_loss(target_out, logits, label_smoothing, tokens), masked_accuracy(target_out, logits, tokens)
+    return compiled_loss(target_out, logits, label_smoothing, tokens), masked_accuracy(target_out, logits, tokens)
 
 
 def train(
