@@ -147,10 +147,16 @@ def test_quantized_weights_keep_each_columns_own_range():
     np.testing.assert_allclose(rows, (stored["table/int8"] * stored["table/scale"][:, None])[ids], atol=1e-6)
 
 
-def test_an_export_that_disagrees_with_keras_is_refused(trained_tiny, tmp_path, monkeypatch):
+def test_an_export_that_disagrees_with_keras_is_refused_and_leaves_the_folder_as_it_was(trained_tiny, tmp_path,
+                                                                                       monkeypatch):
+    page = tmp_path / "page"
+    web.export_web(trained_tiny, page, references=SENTENCES[:1], quantize=False)  # a good export, published
+    before = {path.name: path.read_bytes() for path in page.iterdir()}
     monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
     with pytest.raises(ValueError, match=r"translate 2 of 2 reference sentences differently.*--float32"):
-        web.export_web(trained_tiny, tmp_path, references=SENTENCES[:2])
+        web.export_web(trained_tiny, page, references=SENTENCES[:2])
+    assert {path.name: path.read_bytes() for path in page.iterdir()} == before  # not a byte of the refused one
+    assert [path.name for path in tmp_path.iterdir()] == ["page"]  # and nothing of it beside the folder
 
 
 def test_without_the_web_extra_the_export_says_what_to_install(monkeypatch, tmp_path, trained_tiny):

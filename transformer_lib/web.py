@@ -337,21 +337,39 @@ def export_web(model_dir: str | Path, out: str | Path, references=REFERENCE_SENT
     run and test BLEU), stored as is. `beam_alpha`: the length penalty the page's beam search uses
     (default: the saved translator's `alpha`; chapter 8 chooses it on the validation split). Returns the manifest.
 
-    After writing, the graphs run in onnxruntime (`OnnxTranslator`) on every reference; if their ids
-    differ from the Keras model's (int8 weights can tip a close choice), the export fails and says
-    so, rather than publish a translator that disagrees with the book."""
+    The files are written into a folder beside `out` first, and the graphs run there in onnxruntime
+    (`OnnxTranslator`) on every reference; if their ids differ from the Keras model's (int8 weights
+    can tip a close choice), the export fails and says so, and `out` is left as it was, rather than
+    publish a translator that disagrees with the book. Only a checked export replaces `out`'s files."""
     _require_web_extra()
     if beam_alpha is not None:
         require_non_negative_number("beam_alpha", beam_alpha)
-    import onnx
-
     from transformer_lib.export import load_translator
 
     translator = load_translator(model_dir)
     beam_alpha = translator.alpha if beam_alpha is None else beam_alpha
+    final = Path(out)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    out = final.parent / f".{final.name}.export"  # the new files, until they pass the check below
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    try:
+        manifest = _write_and_check(translator, model_dir, out, references, quantize, about, beam_alpha)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    final.mkdir(exist_ok=True)
+    for name in [*manifest["files"], MANIFEST]:
+        (out / name).replace(final / name)
+    shutil.rmtree(out)
+    return manifest
+
+
+def _write_and_check(translator, model_dir, out: Path, references, quantize: bool, about, beam_alpha) -> dict:
+    """`export_web`'s files in `out`, checked against the Keras model's ids; returns the manifest."""
+    import onnx
+
     model, max_length = translator.model, translator.max_length
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     encoder, step = decoding_graphs(model, max_length)
     for name, function in ((ENCODER, encoder), (STEP, step)):
         proto = to_onnx(function)
