@@ -35,9 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib.data import bucket_by_length, ragged_rows
 from transformer_lib.machine import describe_machine
-from transformer_lib.tokenizer import END_ID, START_ID
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "bert_labels_cpu.json"
 REVIEW_LENGTH = 256  # tokens of a review for classification, as chapter 9
@@ -46,24 +44,9 @@ TEST_SAMPLE = 5000
 
 
 def window_batches(ids: list[list[int]], window: int, batch_tokens: int, shuffle: bool, seed: int = 0) -> tf.data.Dataset:
-    """Every review's pieces cut into consecutive windows of `window - 2`, each START ... END, batched
-    by length (labels 0, unused): all of the text, not only each review's beginning."""
-    rows = [[START_ID, *row[i:i + window - 2], END_ID] for row in ids for i in range(0, len(row), window - 2)]
-    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(rows), tf.zeros(len(rows), tf.int32))).map(lambda x, y: (x, y))
-    if shuffle:
-        dataset = dataset.shuffle(len(rows), seed=seed, reshuffle_each_iteration=True)
-    return bucket_by_length(dataset, [len(row) for row in rows], lambda x, y: tf.shape(x)[0], window,
-                            batch_tokens=batch_tokens).prefetch(tf.data.AUTOTUNE)
-
-
-def balanced(pairs, count: int, seed: int):
-    """`count` reviews, half of each label, drawn with `seed` (all of them if count >= len(pairs))."""
-    if count >= len(pairs):
-        return list(pairs)
-    rng = np.random.default_rng(seed)
-    labels = np.array([label for _, label in pairs])
-    pick = np.concatenate([rng.choice(np.flatnonzero(labels == c), count // 2, replace=False) for c in (0, 1)])
-    return [pairs[i] for i in sorted(pick)]
+    """`tl.imdb.review_windows` batched by length (labels 0, unused)."""
+    rows = tl.imdb.review_windows(ids, window)
+    return tl.imdb.batch_rows(rows, [0] * len(rows), window, batch_tokens, shuffle, seed)
 
 
 def main(argv=None) -> dict:
@@ -108,12 +91,12 @@ def main(argv=None) -> dict:
 
     batching = dict(max_length=REVIEW_LENGTH, batch_tokens=8192, truncate="head+tail")
     val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
-    test_pairs = balanced(reviews["test"], TEST_SAMPLE, seed=99)
+    test_pairs = tl.imdb.balanced(reviews["test"], TEST_SAMPLE, seed=99)
     test_ds = tl.make_review_batches(test_pairs, tokenizer, shuffle=False, **batching)
 
     def fine_tune(pretrained: bool, seed: int, lr: float) -> dict:
         keras.utils.set_random_seed(seed)
-        train_ds = tl.make_review_batches(balanced(reviews["train"], args.labels, seed), tokenizer, seed=seed, **batching)
+        train_ds = tl.make_review_batches(tl.imdb.balanced(reviews["train"], args.labels, seed), tokenizer, seed=seed, **batching)
         model = (tl.classifier_from_pretrained(bert) if pretrained else
                  tl.TransformerClassifier(mask_id + 1, activation="gelu", **sizes))
         model.compile(optimizer=keras.optimizers.Adam(lr, clipnorm=1.0), metrics=["accuracy"],

@@ -345,6 +345,7 @@ def test_the_bert_screens_rows_keep_a_long_reviews_head_and_tail_between_start_a
 
 
 def test_the_cpu_bert_screens_windows_hold_every_piece_of_every_review_once():
+    """The screen's windows are the library's (`tl.imdb.review_windows`, `batch_rows`)."""
     from benchmarks.bert_labels_cpu import window_batches
     from transformer_lib.tokenizer import END_ID, START_ID
 
@@ -360,7 +361,7 @@ def test_the_cpu_bert_screen_runs_at_toy_size_and_chooses_each_learning_rate_on_
 
     import numpy as np
 
-    from benchmarks.bert_labels_cpu import FINETUNE_LRS, balanced, main as screen
+    from benchmarks.bert_labels_cpu import FINETUNE_LRS, main as screen
 
     out = tmp_path / "screen.json"
     record = screen(["--toy", "--size", "1,16,2,32", "--seeds", "2", "--labels", "40", "--warmup", "10", "--out", str(out)])
@@ -375,6 +376,3 @@ def test_the_cpu_bert_screen_runs_at_toy_size_and_chooses_each_learning_rate_on_
     assert record["gain_at_labels"] == pytest.approx(
         record["comparison"]["pretrained"]["mean_test"] - record["comparison"]["scratch"]["mean_test"], abs=1e-4)
     assert "gain" in capsys.readouterr().out
-    pairs = [(str(i), i % 2) for i in range(30)]
-    picked = balanced(pairs, 10, seed=0)
-    assert len(picked) == 10 and sum(label for _, label in picked) == 5 and balanced(pairs, 99, seed=0) == pairs

@@ -318,3 +318,42 @@ def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_
     model.save(tmp_path / "mlm.keras")
     ids = np.array([tokenizer.encode("the movie was great")])
     np.testing.assert_allclose(keras.saving.load_model(tmp_path / "mlm.keras")(ids), model(ids), atol=1e-6)
+
+
+def test_review_windows_hold_every_piece_of_every_review_once_in_order():
+    from transformer_lib.tokenizer import END_ID, START_ID
+
+    ids = [[], list(range(10, 11)), list(range(20, 25)), list(range(30, 36)), list(range(40, 53))]
+    windows = tl.imdb.review_windows(ids, window=7)  # 5 pieces between START and END
+    assert [len(w) - 2 for w in windows] == [1, 5, 5, 1, 5, 5, 3]
+    assert all(w[0] == START_ID and w[-1] == END_ID for w in windows)
+    assert [piece for w in windows for piece in w[1:-1]] == [piece for row in ids for piece in row]
+    with pytest.raises(ValueError, match="window=2"):
+        tl.imdb.review_windows(ids, window=2)
+
+
+def test_batch_rows_keeps_every_row_with_its_label_and_refuses_what_does_not_fit():
+    rows = [[1, 5, 2], [1, 6, 7, 8, 2], [1, 9, 2], [1] + [4] * 10 + [2]]
+    labels = [0, 1, 1, 0]
+    seen = []
+    for ids, batch_labels in tl.imdb.batch_rows(rows, labels, max_length=12, batch_tokens=16).as_numpy_iterator():
+        for row, label in zip(ids, batch_labels):
+            seen.append((row[row > 0].tolist(), int(label)))
+    assert sorted(seen) == sorted(zip(rows, labels))
+    with pytest.raises(ValueError, match="3 labels"):
+        tl.imdb.batch_rows(rows, labels[:3], max_length=12)
+    with pytest.raises(ValueError, match="longest has 12"):
+        tl.imdb.batch_rows(rows, labels, max_length=8)
+
+
+def test_balanced_draws_half_of_each_label_reproducibly_in_order():
+    reviews = [(f"review {i}", int(i % 3 == 0)) for i in range(30)]  # 10 positive, 20 negative
+    picked = tl.imdb.balanced(reviews, 8, seed=1)
+    assert [label for _, label in picked].count(1) == 4 and len(picked) == 8
+    assert picked == sorted(picked, key=reviews.index) and set(picked) <= set(reviews)
+    assert picked == tl.imdb.balanced(reviews, 8, seed=1) != tl.imdb.balanced(reviews, 8, seed=2)
+    assert tl.imdb.balanced(reviews, 30) == reviews
+    with pytest.raises(ValueError, match="even count"):
+        tl.imdb.balanced(reviews, 7)
+    with pytest.raises(ValueError, match="needs 12 reviews of label 1; there are 10"):
+        tl.imdb.balanced(reviews, 24)

@@ -13,7 +13,9 @@ split would share nearly all of them (a movie has up to 30 reviews), so a model 
 the training reviews say of a film would score too well on validation. The test split is never
 touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample instead (CI).
 
-`make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length.
+`make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length
+(`batch_rows`); `review_windows` cuts every review into consecutive windows instead (all of the text,
+for pretraining); `balanced` draws a labelled subset with half of each label.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import tensorflow as tf
 
 from transformer_lib.downloads import CorpusUnavailableError, download, local_data_dir, local_file
@@ -195,13 +198,57 @@ def make_review_batches(
                          "head and its tail.")
     ids = [[START_ID, *truncated(row, max_length - 2, truncate), END_ID]
            for row in tokenizer.encode([text for text, _ in reviews])]
-    labels = tf.constant([label for _, label in reviews], tf.int32)
-    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(ids), labels)).map(lambda x, y: (x, y))  # dense rows
+    return batch_rows(ids, [label for _, label in reviews], max_length, batch_tokens, shuffle, seed)
+
+
+def batch_rows(rows: list[list[int]], labels: list[int], max_length: int, batch_tokens: int = 8192,
+               shuffle: bool = True, seed: int = 0) -> tf.data.Dataset:
+    """Batches `(token_ids [batch, len], labels [batch])` of token rows (each START ... END, at most
+    `max_length` ids): rows of similar length share a batch of about `batch_tokens` tokens, padded
+    with 0; `shuffle` draws the rows in a new order every epoch (`seed` fixes it)."""
+    if len(rows) != len(labels):
+        raise ValueError(f"batch_rows got {len(rows)} rows but {len(labels)} labels: give one label per row.")
+    longest = max((len(row) for row in rows), default=0)
+    if not rows or longest > max_length:
+        raise ValueError(f"batch_rows needs at least one row of at most max_length={max_length} ids (the "
+                         f"longest has {longest}): truncate the rows first, or raise max_length.")
+    dataset = tf.data.Dataset.from_tensor_slices((ragged_rows(rows), tf.constant(labels, tf.int32)))
+    dataset = dataset.map(lambda x, y: (x, y))  # dense rows
     if shuffle:
-        dataset = dataset.shuffle(len(ids), seed=seed, reshuffle_each_iteration=True)
-    dataset = bucket_by_length(dataset, [len(row) for row in ids], lambda x, y: tf.shape(x)[0], max_length,
+        dataset = dataset.shuffle(len(rows), seed=seed, reshuffle_each_iteration=True)
+    dataset = bucket_by_length(dataset, [len(row) for row in rows], lambda x, y: tf.shape(x)[0], max_length,
                                batch_tokens=batch_tokens)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def review_windows(ids: list[list[int]], window: int) -> list[list[int]]:
+    """Every review's subword ids cut into consecutive pieces of `window - 2`, each as a row START ...
+    END of at most `window` ids: all of every review's text, in order, for pretraining (a review's
+    last window may be shorter; an empty review gives no window)."""
+    if window < 3:
+        raise ValueError(f"window={window} leaves no room for a token between START and END; use >= 3.")
+    room = window - 2
+    return [[START_ID, *row[i:i + room], END_ID] for row in ids for i in range(0, len(row), room)]
+
+
+def balanced(reviews: list[tuple[str, int]], count: int, seed: int = 0) -> list[tuple[str, int]]:
+    """`count` of `reviews`, half with each label, drawn at random with `seed` and kept in their
+    order (all of them when `count >= len(reviews)`): a small labelled training set, as in a study of
+    how many labels a model needs."""
+    if count >= len(reviews):
+        return list(reviews)
+    if count < 2 or count % 2:
+        raise ValueError(f"balanced(count={count}): give an even count of at least 2 (half of each label).")
+    labels = np.array([label for _, label in reviews])
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for label in (0, 1):
+        where = np.flatnonzero(labels == label)
+        if len(where) < count // 2:
+            raise ValueError(f"balanced(count={count}) needs {count // 2} reviews of label {label}; "
+                             f"there are {len(where)}. Ask for fewer.")
+        chosen.extend(rng.choice(where, count // 2, replace=False))
+    return [reviews[i] for i in sorted(chosen)]
 
 
 def truncated(ids: list[int], room: int, truncate: str = "head") -> list[int]:
