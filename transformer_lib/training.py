@@ -27,7 +27,7 @@ from transformer_lib.selection import repair_kept_weights
 
 # `masked_loss` compiled by XLA (`jit_compile=True`): its passes over the (batch, len, vocab) logits
 # (log-softmax, the label's entry, the mean, and their gradients) fuse into a few loops, and a step of
-# chapter 7's recipe takes ~14% less time on a CPU (`benchmarks/compiled_loss.json`). Only the loss:
+# chapter 7's recipe takes ~11% less time on a CPU (`benchmarks/compiled_loss.json`). Only the loss:
 # XLA compiles once per batch shape, ~0.5 s for the loss but ~12 s for the whole step.
 compiled_loss = tf.function(masked_loss, jit_compile=True, reduce_retracing=True)
 
