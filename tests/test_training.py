@@ -103,6 +103,17 @@ def test_the_xla_compiled_loss_of_train_step_equals_a_float64_reference(rng, tok
     np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), expected_gradient, atol=1e-6)
 
 
+def test_an_eager_train_step_refuses_a_label_outside_the_vocabulary(rng):
+    """Inside XLA an id is never checked; an eager call (the chapter's exercises) checks it before."""
+    model = tl.Transformer(1, 16, 2, 32, 12, 10)
+    source, target_in = np.array([[1, 5, 2]]), np.array([[1, 4, 3]])
+    with pytest.raises(ValueError, match=r"labels include 10, outside this vocabulary of 10 ids"):
+        tl.train_step(model, keras.optimizers.Adam(), ((source, target_in), np.array([[4, 10, 2]])))
+    from transformer_lib.training import compiled_loss
+    with pytest.raises(ValueError, match=r"labels include -1"):
+        compiled_loss(np.array([[4, -1]]), tf.constant(rng.normal(size=(1, 2, 10)).astype("float32")))
+
+
 def test_masked_loss_serializes_for_compile():
     loss = MaskedLoss(label_smoothing=0.2)
     assert keras.losses.deserialize(keras.losses.serialize(loss)).label_smoothing == 0.2
@@ -331,6 +342,26 @@ def test_resuming_with_validation_a_run_trained_without_it_is_refused(synthetic_
     with pytest.raises(ValueError, match="recorded no val_loss, val_accuracy for its first 1 epoch.*trained without"):
         train(small_model(tokenizers), dataset, dataset, epochs=2, optimizer=make_optimizer(32, 50),
               checkpoint_dir=tmp_path, verbose=0)
+
+
+def test_a_resumed_log_begins_with_the_epochs_done_before(synthetic_batches, tmp_path, capsys):
+    """verbose=2 on a resumed run prints the earlier epochs' lines from the history, marked as such."""
+    from transformer_lib.training import epoch_line
+
+    tokenizers, dataset = synthetic_batches
+    first = train(small_model(tokenizers), dataset, dataset, epochs=1, optimizer=make_optimizer(32, 50),
+                  checkpoint_dir=tmp_path, verbose=2)
+    before = capsys.readouterr().out
+    history = train(small_model(tokenizers), dataset, dataset, epochs=2, optimizer=make_optimizer(32, 50),
+                    checkpoint_dir=tmp_path, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Resumed from ckpt-1: 1 epoch(s) done."
+    # the line the first call printed, with the total of this call and the mark
+    assert lines[1] == before.strip().splitlines()[-1].replace("Epoch 1/1", "Epoch 1/2") + "  (before this call)"
+    assert lines[2].startswith("Epoch 2/2: ") and "before" not in lines[2]
+    assert history["loss"][0] == first["loss"][0]
+    steps = int(dataset.cardinality())
+    assert lines[1] == epoch_line(1, 2, steps, {k: v[0] for k, v in first.items() if k != "epoch"}) + "  (before this call)"
 
 
 @pytest.mark.parametrize("options", [dict(keep_weights=2), dict(score=lambda model: 1.0),

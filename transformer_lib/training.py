@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib._checks import check_token_ids, require_positive_int
 from transformer_lib.checkpoints import make_checkpoint, resume, save_epoch
 from transformer_lib.objective import make_optimizer, masked_accuracy, masked_loss, real_tokens
 from transformer_lib.run_lock import run_lock
@@ -29,7 +29,14 @@ from transformer_lib.selection import repair_kept_weights
 # (log-softmax, the label's entry, the mean, and their gradients) fuse into a few loops, and a step of
 # chapter 7's recipe takes ~11% less time on a CPU (`benchmarks/compiled_loss.json`). Only the loss:
 # XLA compiles once per batch shape, ~0.5 s for the loss but ~12 s for the whole step.
-compiled_loss = tf.function(masked_loss, jit_compile=True, reduce_retracing=True)
+_xla_loss = tf.function(masked_loss, jit_compile=True, reduce_retracing=True)
+
+
+def compiled_loss(labels, logits, label_smoothing: float = 0.1, tokens=None):
+    """`masked_loss`, compiled by XLA. Its labels are checked first where their values are known (an
+    eager call): inside XLA nothing could refuse an id outside the vocabulary."""
+    check_token_ids("labels", labels, logits.shape[-1])
+    return _xla_loss(labels, logits, label_smoothing, tokens)
 
 
 def train_step(model, optimizer, batch, label_smoothing: float = 0.1, tokens=None):
@@ -123,6 +130,10 @@ def train(
             manager, history = resume(checkpoint, Path(checkpoint_dir), max_to_keep, history, verbose)
             if keep_weights and history["epoch"]:  # resumed: what select_weights will need must be intact
                 repair_kept_weights(model, Path(checkpoint_dir), history)
+            if verbose == 2:  # the log of a resumed run begins with the epochs done before, as they were
+                for i, number in enumerate(history["epoch"]):
+                    results = {name: values[i] for name, values in history.items() if name != "epoch"}
+                    print(epoch_line(number, epochs, steps, results) + "  (before this call)")
         update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
         while int(epoch.numpy()) < epochs:
             if verbose == 1:
