@@ -96,9 +96,10 @@ def test_the_manifest_holds_what_the_page_needs(exported, keras_translator, trai
         assert (folder / f"{side}.model").read_bytes() == (trained_tiny / f"{side}.model").read_bytes()
     for row in manifest["references"]:
         assert row["source_ids"] == [int(i) for i in keras_translator.encode_sources([row["text"]])[0]]
-        assert row["greedy"] == keras_translator(row["text"], beam_size=1)
-        assert row["beam4"] == keras_translator(row["text"], beam_size=4)
+        for key, beam_size in (("greedy", 1), ("beam4", 4)):  # the Keras translation, or a recorded near tie
+            assert row.get(f"keras_{key}", row[key]) == keras_translator(row["text"], beam_size=beam_size)
         assert row["greedy_ids"][-1] == END_ID
+    assert manifest["near_ties"] == [] and manifest["near_tie_nats"] == web.NEAR_TIE  # none on these sentences
     # int8 weights: about a quarter of the float graphs' bytes
     floats = exported["float32"][1]["files"]
     for name in (web.ENCODER, web.STEP):
@@ -159,6 +160,49 @@ def test_an_export_that_disagrees_with_keras_is_refused_and_leaves_the_folder_as
     assert [path.name for path in tmp_path.iterdir()] == ["page"]  # and nothing of it beside the folder
 
 
+def test_keras_margin_is_the_models_own_gap_where_the_two_translations_part(keras_translator):
+    model = keras_translator.model
+    source_ids = [int(i) for i in keras_translator.encode_sources([SENTENCES[0]])[0]]
+    greedy = through_end(greedy_decode(model, np.array([source_ids]), keras_translator.max_length)[0])
+    # the runner-up at the second position, then END: the margin is the gap between the two logits there
+    # (log-probabilities differ by what the logits differ by), read from the model run on that prefix alone
+    logits = np.asarray(model((np.array([source_ids], np.int32), np.array([[START_ID, greedy[0]]], np.int32)),
+                              training=False), np.float64)[0, 1]
+    logits[[0, START_ID]] = -np.inf  # never generated: PAD (0) and START
+    runner_up = int(np.argsort(-logits)[1])
+    other = [greedy[0], runner_up, END_ID]
+    margin = web.keras_margin(keras_translator, source_ids, greedy, other)
+    assert margin == pytest.approx(logits[greedy[1]] - logits[runner_up], abs=1e-4) and margin >= 0
+    assert web.keras_margin(keras_translator, source_ids, other, greedy) == pytest.approx(-margin, abs=1e-5)
+    assert web.keras_margin(keras_translator, source_ids, greedy, greedy) == 0.0
+    with pytest.raises(ValueError, match="one is a prefix of the other"):
+        web.keras_margin(keras_translator, source_ids, greedy, greedy[:-1])
+
+
+def test_a_near_tie_is_published_with_both_translations_and_a_wider_gap_is_refused(trained_tiny, tmp_path,
+                                                                                    monkeypatch):
+    """Where int8 weights tip a choice the model itself finds close, the page keeps its own ids (it must
+    reproduce them) and the manifest the Keras translation beside them; beyond `tie`, the export fails."""
+    keras = load_translator(trained_tiny)
+    monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
+    monkeypatch.setattr(web, "keras_margin", lambda *args: 0.04)  # as if the model found [5, END] almost as good
+    manifest = web.export_web(trained_tiny, tmp_path / "page", references=SENTENCES[:2])
+    text = SENTENCES[0]
+    row = manifest["references"][0]
+    assert row["beam4_ids"] == [5, END_ID] and row["beam4"] == keras.target_tokenizer.decode([[5, END_ID]])[0]
+    assert row["keras_beam4"] == keras(text, beam_size=4) and row["keras_beam4_ids"] == through_end(
+        beam_search(keras.model, keras.encode_sources([text]), 4, keras.alpha, keras.max_length)[0])
+    assert "keras_greedy" not in row  # greedy agreed
+    assert manifest["near_ties"][0] == {"text": text, "search": "beam4", "keras": row["keras_beam4"],
+                                        "page": row["beam4"], "margin": 0.04}
+    assert len(manifest["near_ties"]) == 2
+    assert json.loads((tmp_path / "page" / web.MANIFEST).read_text())["near_ties"] == manifest["near_ties"]
+    with pytest.raises(ValueError, match=r"2 of 2 reference sentences differently.*not by a near tie.*0\.040 nats, "
+                                         r"more than tie=0\.03"):
+        web.export_web(trained_tiny, tmp_path / "strict", references=SENTENCES[:2], tie=0.03)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["page"]  # nothing of the refused export
+
+
 def test_without_the_web_extra_the_export_says_what_to_install(monkeypatch, tmp_path, trained_tiny):
     import builtins
 
@@ -188,6 +232,9 @@ def test_the_command_line_exports_and_reports_bad_options(trained_tiny, tmp_path
     assert manifest["about"] == {"run": "tiny"} and (tmp_path / "page" / web.STEP).is_file()
     assert [row["text"] for row in manifest["references"]] == SENTENCES[:2]  # the blank line is no sentence
     assert "reference sentences checked against the model" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        main(["export-web", "--model", str(trained_tiny), "--out", str(tmp_path / "x"), "--tie", "-1"])
+    assert stop.value.code == 2 and "--tie" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:
         main(["export-web", "--model", str(trained_tiny), "--out", str(tmp_path / "x"), "--about", "{run}"])
     assert stop.value.code == 2 and "--about is not JSON" in capsys.readouterr().err
@@ -226,6 +273,12 @@ def test_agreement_counts_sentences_whose_page_ids_equal_keras_ids(exported, ker
     monkeypatch.setattr(web.OnnxTranslator, "beam", lambda self, ids, k, alpha: [5, END_ID])
     assert web.agreement(keras_translator, folder, SENTENCES[:3], 4) == [False] * 3
     assert web.agreement(keras_translator, folder, SENTENCES[:3], 1) == [True] * 3
+    found = web.margins(keras_translator, folder, SENTENCES[:3], 4)  # where they differ: by how much, for Keras
+    for text, margin in zip(SENTENCES[:3], found):
+        source_ids = [int(i) for i in keras_translator.encode_sources([text])[0]]
+        keras = web.keras_ids(keras_translator, text, 4)
+        assert margin == web.keras_margin(keras_translator, source_ids, keras, [5, END_ID])
+    assert web.margins(keras_translator, folder, SENTENCES[:3], 1) == [None] * 3
 
 
 def test_the_page_searches_with_the_length_penalty_it_was_exported_with(trained_tiny, tmp_path, monkeypatch):

@@ -176,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     export_web.add_argument("--alpha", type=non_negative_float, default=None, help="the length penalty of the page's "
                             "beam search (default: the translator's own, saved with it; 0.6 unless chosen)")
     export_web.add_argument("--about", default=None, help='JSON the page shows about the model, e.g. \'{"test_bleu": 35.2}\'')
+    export_web.add_argument("--tie", type=non_negative_float, default=None, help="where the int8 graphs choose "
+                            "otherwise than the model, how much better (nats) the model may find its own choice "
+                            "(default: 0.1, a near tie; 0: any difference fails)")
     return parser
 
 
@@ -252,16 +255,21 @@ def run_export_web(args) -> dict:
         about = json.loads(args.about) if args.about else None
     except json.JSONDecodeError as error:
         raise ValueError(f"--about is not JSON ({error}); give an object such as '{{\"run\": \"chapter 7\"}}'") from None
-    references = {}
+    options = {}
     if args.references is not None:
-        references["references"] = [line for line in read_lines(args.references.open("rb"), f"{args.references} line")
-                                    if line.strip()]
-        if not references["references"]:
+        options["references"] = [line for line in read_lines(args.references.open("rb"), f"{args.references} line")
+                                 if line.strip()]
+        if not options["references"]:
             raise ValueError(f"{args.references} holds no sentence; give one per line")
+    if args.tie is not None:
+        options["tie"] = args.tie
     manifest = export_web(args.model, args.out, quantize=not args.float32, about=about,
-                          beam_alpha=args.alpha, **references)
+                          beam_alpha=args.alpha, **options)
     sizes = ", ".join(f"{name} {entry['bytes'] / 1e6:.1f} MB" for name, entry in manifest["files"].items())
     print(f"wrote {args.out}: {sizes}; {len(manifest['references'])} reference sentences checked against the model")
+    for case in manifest["near_ties"]:
+        print(f"  near tie ({case['search']}, {case['margin']:.3f} nats): {case['text']} -> the page "
+              f"{case['page']!r}, the model {case['keras']!r}")
     return manifest
 
 
