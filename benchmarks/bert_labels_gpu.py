@@ -10,8 +10,15 @@ over real tokens, BERT's 80/10/10 masking of 15% of the tokens, the output layer
 embedding) to find the pretraining length, learning rates and masking worth measuring on the CPU with
 the library's own `MaskedLanguageModel` and `TransformerClassifier`. Everything it reports is chosen on
 the validation reviews; test accuracy is read once per fine-tuned model, at its best validation epoch.
-The record, benchmarks/bert_labels_gpu.json (three calls on an NVIDIA H200, their commands in it), sums
-up each variant at 1,000 labels in its `summary`.
+The record, benchmarks/bert_labels_gpu.json (six calls on an NVIDIA H200, their commands and variants in
+it), sums up each variant at 1,000 labels in its `summary`; `budget_screen` holds the later calls, which
+ask what a CPU's budget (22 or 45 million pretraining tokens) buys.
+
+A variant (`VARIANTS`, JSON) names `size` and `lr`, and either `checkpoints` (epochs: as many windows as
+training reviews) or `millions` (millions of pretraining tokens); optionally `window` and `batch` (the
+windows per update), `mask_rate` (0.15), `positions` ("learned", or "sinusoidal" as the library's
+`Encoder`), `finetune_lrs`, `scratch` (false: skip the model from scratch), `label_counts` (1,000; more
+than the training reviews = all of them) and `seeds` (3).
 """
 
 from __future__ import annotations
@@ -80,6 +87,10 @@ def screen(folder: Path, out_path: Path, minutes: float) -> None:
     def save():
         out_path.write_text(json.dumps(record, indent=1))
 
+    def sinusoids(length, d):
+        angles = np.arange(length)[:, None] / np.power(10000.0, (np.arange(d) // 2 * 2) / d)[None, :]
+        return jnp.asarray(np.where(np.arange(d) % 2 == 0, np.sin(angles), np.cos(angles)), jnp.float32)
+
     def init(key, layers, d, heads, dff):
         keys = iter(jax.random.split(key, 8 + 8 * layers))
         normal = lambda shape: 0.02 * jax.random.normal(next(keys), shape)
@@ -108,7 +119,8 @@ def screen(folder: Path, out_path: Path, minutes: float) -> None:
         d = params["embedding"].shape[1]
         real = ids != PAD
         keys = list(jax.random.split(key, 1 + 3 * len(params["layers"]))) if key is not None else [None] * 99
-        x = dropout(params["embedding"][ids] * np.sqrt(d) + params["position"][:length], keys[0], rate)
+        position = params["position"] if "position" in params else sinusoids(MAX_LENGTH, d)  # learned, or fixed (the library's)
+        x = dropout(params["embedding"][ids] * np.sqrt(d) + position[:length], keys[0], rate)
         for i, layer in enumerate(params["layers"]):
             y = layer_norm(x, layer["norm1"])
             q, k, v = jnp.split(y @ layer["qkv"][0] + layer["qkv"][1], 3, axis=-1)
@@ -193,23 +205,31 @@ def screen(folder: Path, out_path: Path, minutes: float) -> None:
             right += int((np.asarray(predict(params, padded, heads))[:rest] == y[-rest:]).sum())
         return right / len(x)
 
-    def windows(rng, batch):
-        """Random stretches of MAX_LENGTH - 2 pieces of random training reviews (whole reviews when short)."""
+    def windows(rng, batch, window=MAX_LENGTH):
+        """Random stretches of window - 2 pieces of random training reviews (whole reviews when short)."""
         ids, offsets = data["train_ids"], data["train_offsets"]
-        out = np.zeros((batch, MAX_LENGTH), np.int32)
+        out = np.zeros((batch, window), np.int32)
         for i, r in enumerate(rng.integers(0, len(offsets) - 1, batch)):
             start, end = offsets[r], offsets[r + 1]
-            if end - start > MAX_LENGTH - 2:
-                start = rng.integers(start, end - (MAX_LENGTH - 2) + 1)
-                end = start + MAX_LENGTH - 2
+            if end - start > window - 2:
+                start = rng.integers(start, end - (window - 2) + 1)
+                end = start + window - 2
             out[i, 0], out[i, 1:end - start + 1], out[i, end - start + 1] = START, ids[start:end], END
         return out
 
-    def pretrain(size, checkpoints, lr, mask_rate, batch=64, warmup=1000, seed=0, rate=0.1):
-        """MLM for max(checkpoints) epochs (an epoch: as many windows as training reviews); params kept at each."""
+    def pretrain(size, checkpoints, lr, mask_rate, batch=64, warmup=1000, seed=0, rate=0.1, window=MAX_LENGTH,
+                 positions="learned", millions=None):
+        """MLM for max(checkpoints) epochs (an epoch: as many windows as training reviews); params kept at each.
+        With `millions`, the checkpoints are millions of training tokens (batch * window per step) instead."""
         params = init(jax.random.PRNGKey(seed), *size)
+        if positions == "sinusoidal":
+            del params["position"]
+        if millions:
+            checkpoints = tuple(round(m * 1e6 / (batch * window)) for m in millions)  # in steps: one "epoch" = one step
+            steps_per_epoch = 1
         state, rng, key = fresh_state(params), np.random.default_rng(seed), jax.random.PRNGKey(seed + 1)
-        steps_per_epoch = len(rows["train"]) // batch
+        if not millions:
+            steps_per_epoch = len(rows["train"]) // batch
         batch_v = min(256, len(rows["validation"]))
         validation_windows = rows["validation"][: min(1024, len(rows["validation"])) // batch_v * batch_v]
         kept, curve, start, step = {0: params}, [], time.time(), 0
@@ -218,8 +238,10 @@ def screen(folder: Path, out_path: Path, minutes: float) -> None:
                 step += 1
                 rate_now = lr * min(step / warmup, (warmup / step) ** 0.5)
                 key, sub = jax.random.split(key)
-                params, state, loss, acc = mlm_step(params, state, windows(rng, batch), sub, rate_now,
+                params, state, loss, acc = mlm_step(params, state, windows(rng, batch, window), sub, rate_now,
                                                     heads=size[2], rate=rate, mask_rate=mask_rate)
+            if millions and epoch not in checkpoints:
+                continue
             val = [mlm_eval(params, validation_windows[i:i + batch_v], jax.random.PRNGKey(99 + i), heads=size[2],
                             mask_rate=0.15) for i in range(0, len(validation_windows), batch_v)]
             curve.append({"epoch": epoch, "train_loss": float(loss), "val_loss": float(np.mean([v[0] for v in val])),
@@ -278,11 +300,20 @@ def screen(folder: Path, out_path: Path, minutes: float) -> None:
     default = [{"size": [2, 64, 4, 256], "lr": 1e-3, "checkpoints": [1, 2] if smoke else [1, 4, 16, 48], "more_labels": True}]
     for variant in json.loads(os.environ.get("VARIANTS", "null")) or default:
         size, name = tuple(variant["size"]), f"size {variant['size']}, pretraining lr {variant['lr']}"
-        kept, curve, steps = pretrain(size, checkpoints=tuple(variant["checkpoints"]), lr=variant["lr"], mask_rate=0.15)
-        record.setdefault("pretraining", []).append({"variant": name, "size": size, "lr": variant["lr"], "mask_rate": 0.15,
-                                                     "batch": 64, "steps_per_epoch": steps, "curve": curve})
+        extra = {k: variant[k] for k in ("window", "batch", "positions", "mask_rate", "millions") if k in variant}
+        name += "".join(f", {k} {v}" for k, v in extra.items() if k != "millions")
+        kept, curve, steps = pretrain(size, checkpoints=tuple(variant.get("checkpoints", ())), lr=variant["lr"],
+                                      **{"mask_rate": 0.15, **extra})
+        if "millions" in variant:  # name the kept checkpoints by millions of pretraining tokens
+            kept = {**{m: kept[round(m * 1e6 / (extra.get("batch", 64) * extra.get("window", MAX_LENGTH)))]
+                       for m in variant["millions"]}, 0: kept[0]}
+            if not variant.get("scratch", True):
+                del kept[0]
+        record.setdefault("pretraining", []).append({"variant": name, "size": size, "lr": variant["lr"], **extra,
+                                                     "steps_per_epoch": steps, "curve": curve})
         save()
-        compare(kept, size, (100,) if smoke else (1000,), seeds=(0, 1, 2), lrs=(3e-4, 1e-3), name=name)
+        compare(kept, size, (100,) if smoke else tuple(variant.get("label_counts", (1000,))),
+                seeds=tuple(range(variant.get("seeds", 3))), lrs=tuple(variant.get("finetune_lrs", (3e-4, 1e-3))), name=name)
         if not variant.get("more_labels"):
             continue
         ranked = lambda rows: max(rows, key=lambda r: r["mean_val"], default=None)  # chosen on validation

@@ -35,6 +35,36 @@ def test_without_the_mask_padding_changes_the_prediction(rng):
     assert np.abs(model(np.pad(ids, ((0, 0), (0, 9)))) - model(ids)).max() > 1e-3
 
 
+def test_a_review_alone_and_beside_a_longer_one_gets_one_probability_only_with_the_mask(rng):
+    """Chapter 9's check that cannot be noise: the same weights, the same reviews, only the padding differs."""
+    from transformer_lib.classifier import alone_and_beside
+
+    reviews = [list(rng.integers(3, 50, n)) for n in (3, 9, 14)]
+    longer = list(rng.integers(3, 50, 40))
+    masked = TransformerClassifier(50, dropout_rate=0.0, **SMALL)
+    unmasked = TransformerClassifier(50, dropout_rate=0.0, mask_padding=False, **SMALL)
+    for model in (masked, unmasked):
+        model.build((None, None))
+    unmasked.set_weights(masked.get_weights())  # the same model, only the mask switched off
+    alone, beside = alone_and_beside(masked, reviews, longer, batch_size=2)
+    assert alone.shape == beside.shape == (3, 2)
+    np.testing.assert_allclose(alone.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(beside, alone, atol=1e-5)
+    alone_u, beside_u = alone_and_beside(unmasked, reviews, longer)
+    np.testing.assert_allclose(alone_u, alone, atol=1e-5)  # with no padding the mask changes nothing
+    assert np.abs(beside_u - alone_u).max() > 1e-3
+
+
+def test_alone_and_beside_refuses_a_companion_that_would_not_pad_the_reviews(rng):
+    from transformer_lib.classifier import alone_and_beside
+
+    model = TransformerClassifier(50, dropout_rate=0.0, **SMALL)
+    with pytest.raises(ValueError, match="longer than all"):
+        alone_and_beside(model, [[5, 6, 7]], [8, 9, 10])
+    with pytest.raises(ValueError, match="at least one review"):
+        alone_and_beside(model, [], [8, 9, 10])
+
+
 def test_masked_mean_is_the_mean_of_the_real_positions():
     x = np.arange(2 * 4 * 3, dtype="float32").reshape(2, 4, 3)
     ids = np.array([[5, 6, 0, 0], [5, 6, 7, 8]])
@@ -123,6 +153,17 @@ def test_mlm_batches_draw_new_masks_every_epoch(rng):
     assert int(masked.cardinality()) == 2
     epoch_1, epoch_2 = ([chosen.numpy() for (_, chosen), _ in masked] for _ in range(2))
     assert any(a.shape != b.shape or (a != b).any() for a, b in zip(epoch_1, epoch_2))
+
+
+@pytest.mark.parametrize("rate", [0.15, 0.6])
+def test_mlm_batches_choose_the_asked_share_of_real_tokens(rng, rate):
+    ids = random_ids(rng, 64, 50, 300, pad_from=[50, 25] * 32)
+    batches = tf.data.Dataset.from_tensor_slices(ids).batch(64)
+    ((_, chosen), _), = bert.make_mlm_batches(batches, 300, seed=3, rate=rate)
+    real = int((ids > 2).sum())  # 2,400 real tokens: the share's standard error is under 0.01
+    assert abs(len(chosen) / real - rate) < 0.04
+    with pytest.raises(ValueError, match="rate"):
+        bert.make_mlm_batches(batches, 300, rate=1.5)
 
 
 def test_mlm_batches_hold_the_original_tokens_at_the_chosen_positions(rng):

@@ -58,16 +58,20 @@ def mask_tokens(token_ids, mask_id: int, seed, rate: float = MASK_RATE):
     return inputs, labels
 
 
-def make_mlm_batches(token_batches: tf.data.Dataset, mask_id: int, seed: int = 0) -> tf.data.Dataset:
+def make_mlm_batches(token_batches: tf.data.Dataset, mask_id: int, seed: int = 0,
+                     rate: float = MASK_RATE) -> tf.data.Dataset:
     """Batches `((inputs, chosen), targets)` for `MaskedLanguageModel.fit`, from batches of token ids
     (or of `(token_ids, label)`, whose labels are ignored).
 
     `inputs` is the masked batch, `chosen` int64 `[n, 2]` the (row, position) of its n chosen tokens,
     and `targets` `[n]` their original ids. The masks are drawn anew every epoch (as in RoBERTa).
+    `rate` is the share of tokens chosen (`mask_tokens`): BERT's 0.15, or more when compute is short
+    (Wettig et al. 2023, "Should You Mask 15% in Masked Language Modeling?": more targets per token read).
     """
+    require_rate("rate", rate)
     ids = token_batches.map(lambda *batch: batch[0])
     seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
-    masked = tf.data.Dataset.zip(ids, seeds).map(lambda x, s: _gather_chosen(*mask_tokens(x, mask_id, s)))
+    masked = tf.data.Dataset.zip(ids, seeds).map(lambda x, s: _gather_chosen(*mask_tokens(x, mask_id, s, rate)))
     return masked.apply(tf.data.experimental.assert_cardinality(token_batches.cardinality()))
 
 

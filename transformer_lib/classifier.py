@@ -8,6 +8,7 @@ can neither be attended to nor averaged in; a dense layer turns the average into
 from __future__ import annotations
 
 import keras
+import numpy as np
 from keras import ops
 
 from transformer_lib._checks import build_unbuilt, constructor_arguments, require_positive_int, require_rate
@@ -67,3 +68,35 @@ class TransformerClassifier(keras.Model):
 
     def get_config(self):
         return {**super().get_config(), **self.hyperparameters}
+
+
+def alone_and_beside(model: TransformerClassifier, reviews: list[list[int]], longer: list[int],
+                     batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """What padding does to a prediction, without any training noise: the class probabilities of
+    each review read alone (a batch of one, no padding at all), and read in a batch beside a longer
+    review (so padded up to its length). A model that masks its padding gives both the same.
+
+    Args:
+        model: a `TransformerClassifier` (any callable from token ids to logits).
+        reviews: token ids of the reviews, one list each (no padding).
+        longer: token ids of one review longer than all of them.
+
+    Returns:
+        `(alone, beside)`: float `[len(reviews), num_classes]` probabilities.
+    """
+    if not reviews:
+        raise ValueError("alone_and_beside needs at least one review")
+    longest = max(len(review) for review in reviews)
+    if len(longer) <= longest:
+        raise ValueError(f"`longer` has {len(longer)} tokens but a review has {longest}: pass a review longer than "
+                         "all of them, so that every review is padded beside it")
+    alone = np.stack([ops.convert_to_numpy(ops.softmax(model(np.asarray([review], "int32")), axis=-1))[0]
+                      for review in reviews])
+    beside = []
+    for start in range(0, len(reviews), batch_size):
+        rows = [*reviews[start:start + batch_size], longer]
+        batch = np.full((len(rows), len(longer)), PAD_ID, "int32")
+        for i, row in enumerate(rows):
+            batch[i, :len(row)] = row
+        beside.append(ops.convert_to_numpy(ops.softmax(model(batch), axis=-1))[:-1])
+    return alone, np.concatenate(beside)
