@@ -376,3 +376,21 @@ def test_the_cpu_bert_screen_runs_at_toy_size_and_chooses_each_learning_rate_on_
     assert record["gain_at_labels"] == pytest.approx(
         record["comparison"]["pretrained"]["mean_test"] - record["comparison"]["scratch"]["mean_test"], abs=1e-4)
     assert "gain" in capsys.readouterr().out
+
+
+def test_the_chapter9_budget_times_every_part_in_each_precision(tmp_path):
+    """The plan of chapter 9's minutes rests on these speeds: each part is measured and written down."""
+    import json
+
+    import keras
+
+    from benchmarks.chapter9_budget import main as budget
+
+    out = tmp_path / "budget.json"
+    record = budget(["--seconds", "0.2", "--precisions", "float32", "--out", str(out)])
+    assert json.loads(out.read_text()) == record
+    speeds = record["tokens_per_second"]["float32"]
+    assert set(speeds) == {"mlm", "classifier_train", "classifier_read", "lm_train"}
+    assert all(speed > 0 for speed in speeds.values())
+    assert speeds["classifier_read"] > speeds["classifier_train"]  # reading skips the backward pass
+    assert keras.mixed_precision.global_policy().name == "float32"  # left as it was found
