@@ -33,6 +33,7 @@ from transformer_lib.exercises import (
     check_length_penalty,
     check_look_ahead_mask,
     check_masked_mean,
+    check_nucleus_sampling,
     check_merge_heads,
     check_multi_head_attention,
     check_positional_encoding,
@@ -476,6 +477,17 @@ def bert_masking(ids, mask_id, rng, rate=0.15, mask_share=0.8, skip_special=True
     return inputs, np.where(chosen, ids, 0)
 
 
+def nucleus(logits, p, rng, keep_crossing=True, sort=True, renormalise=True):
+    probabilities = np.exp(logits - logits.max())
+    probabilities /= probabilities.sum()
+    order = np.argsort(-probabilities) if sort else np.arange(len(probabilities))
+    total = np.cumsum(probabilities[order])
+    count = int(np.searchsorted(total, p) + 1) if keep_crossing else max(1, int(np.searchsorted(total, p)))
+    kept = order[:count]
+    weights = probabilities[kept] / probabilities[kept].sum() if renormalise else np.full(len(kept), 1 / len(kept))
+    return int(rng.choice(kept, p=weights))
+
+
 # ---------------------------------------------------------------------------------------------
 # The tables: every check, its right answer, its stub, its typical mistakes, its library shortcut.
 
@@ -501,6 +513,7 @@ RIGHT = {
     check_greedy_translator: Greedy,
     check_masked_mean: masked_mean,
     check_bert_masking: bert_masking,
+    check_nucleus_sampling: nucleus,
 }
 
 CLASS_STUBS = {
@@ -575,6 +588,10 @@ WRONG = [  # (check, answer, what the message must say)
     (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, skip_special=False), "padding, START or END"),
     (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, mask_share=1.0), "mask id / chosen"),
     (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, rate=0.3), "chosen / real tokens"),
+    (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, p, rng, keep_crossing=False), "is kept too"),
+    (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, p, rng, sort=False), "most likely down"),
+    (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, 1.0, rng), "was drawn, but the nucleus"),
+    (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, p, rng, renormalise=False), "in proportion"),
 ]
 
 LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library has
@@ -600,7 +617,7 @@ LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library h
     check_masked_mean: lambda x, ids: np.asarray(tl.masked_mean(x, ids)),
     check_bert_masking: lambda ids, m, rng: tl.mask_tokens(ids, m, seed=[1, 2]),
 }
-NOTHING_TO_CALL = {check_concatenated_encoding, check_beam_step}  # built on an earlier exercise, or no library twin
+NOTHING_TO_CALL = {check_concatenated_encoding, check_beam_step, check_nucleus_sampling}  # built on an earlier exercise, or no library twin
 
 
 def named(table):
@@ -617,7 +634,7 @@ def test_every_check_is_tested_with_a_right_answer_a_stub_two_mistakes_and_the_l
     checks.discard(exercises.check_per_head_attention)  # tested in test_exercises_heads_ch5.py
     checks.discard(exercises.check_batch_padding_share)  # tested in test_exercises_ch124.py
     checks -= {exercises.check_add_norm, exercises.check_decoder_layer}  # tested in test_exercises_ch6.py
-    assert len(checks) == 21 and set(RIGHT) == checks == set(STUBS)
+    assert len(checks) == 22 and set(RIGHT) == checks == set(STUBS)
     assert all(sum(check is c for c, _, _ in WRONG) >= 2 for check in checks)
     assert set(LIBRARY_SHORTCUTS) == checks - NOTHING_TO_CALL
 

@@ -1,4 +1,4 @@
-"""Checks for chapter 9: the masked mean of a classifier, and BERT's masking in NumPy."""
+"""Checks for chapter 9: the masked mean of a classifier, BERT's masking in NumPy, and nucleus sampling."""
 
 from __future__ import annotations
 
@@ -74,3 +74,36 @@ def check_bert_masking(fn) -> None:
         if abs(yours - expected) > 0.03:
             raise AssertionError(f"BERT masking: {name} is {yours:.3f}; the library gives {expected:.3f} "
                                  "(15% chosen; of those 80% masked, 10% random, 10% kept).")
+
+
+@exercise("nucleus sampling", "only the nucleus is ever drawn, each of its tokens as often as its probability says.")
+def check_nucleus_sampling(fn) -> None:
+    """Exercise (chapter 9): `fn(logits, p, rng)` draws one token id from the nucleus of `logits` `[vocab]`:
+    the fewest most likely tokens whose probabilities add up to at least `p` (Holtzman et al. 2020),
+    each drawn in proportion to its probability, with `rng` (a NumPy Generator).
+
+    Sampling is random, so the check draws many times and compares how often each token comes with
+    its share of the nucleus (at 4,000 draws a share's standard error is under 0.008; 0.035 is > 4 of them).
+    """
+    probabilities = np.array([0.15, 0.5, 0.05, 0.3])  # token 1 most likely, then 3, 0, 2
+    logits = np.log(probabilities) + 7.0  # logits, not probabilities: only their differences matter
+    draws = 4000
+    for p, nucleus in ((0.4, [1]), (0.75, [1, 3]), (0.9, [1, 3, 0]), (1.0, [1, 3, 0, 2])):
+        rng = np.random.default_rng(int(100 * p))
+        tokens = np.array([int(call_answer("nucleus sampling", fn, [], logits.copy(), p, rng)) for _ in range(draws)])
+        outside = sorted(set(tokens.tolist()) - set(nucleus))
+        if outside:
+            raise AssertionError(f"nucleus sampling: at p={p} token {outside[0]} was drawn, but the nucleus is tokens "
+                                 f"{nucleus} (probabilities {probabilities.round(2).tolist()}): sort the tokens from "
+                                 "the most likely down and keep only as many as it takes to reach p.")
+        missing = [token for token in nucleus if token not in tokens]
+        if missing:
+            raise AssertionError(f"nucleus sampling: at p={p} token {missing[0]} was never drawn in {draws} draws, but "
+                                 f"it belongs to the nucleus {nucleus}: the token whose probability carries the sum "
+                                 "up to p (or past it) is kept too.")
+        expected = probabilities[nucleus] / probabilities[nucleus].sum()
+        shares = np.array([(tokens == token).mean() for token in nucleus])
+        if np.abs(shares - expected).max() > 0.035:
+            raise AssertionError(f"nucleus sampling: at p={p} tokens {nucleus} were drawn with shares "
+                                 f"{shares.round(3).tolist()}, expected {expected.round(3).tolist()}: draw in "
+                                 "proportion to the probabilities, renormalised over the nucleus.")
