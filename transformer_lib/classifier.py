@@ -94,9 +94,6 @@ def alone_and_beside(model: TransformerClassifier, reviews: list[list[int]], lon
                       for review in reviews])
     beside = []
     for start in range(0, len(reviews), batch_size):
-        rows = [*reviews[start:start + batch_size], longer]
-        batch = np.full((len(rows), len(longer)), PAD_ID, "int32")
-        for i, row in enumerate(rows):
-            batch[i, :len(row)] = row
+        batch = keras.utils.pad_sequences([*reviews[start:start + batch_size], longer], padding="post", value=PAD_ID)
         beside.append(ops.convert_to_numpy(ops.softmax(model(batch), axis=-1))[:-1])
     return alone, np.concatenate(beside)
