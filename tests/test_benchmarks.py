@@ -378,6 +378,36 @@ def test_the_cpu_bert_screen_runs_at_toy_size_and_chooses_each_learning_rate_on_
     assert "gain" in capsys.readouterr().out
 
 
+def test_the_cpu_bert_screen_keeps_its_pretrained_model_and_reads_all_labels_when_asked(tmp_path):
+    """--pretrain-epochs, --scratch-lrs, --all-labels and --save (the run chapter 9 can start from)."""
+    import json
+
+    import keras
+    import numpy as np
+
+    import transformer_lib as tl
+    from benchmarks.bert_labels_cpu import main as screen
+
+    out, kept = tmp_path / "screen.json", tmp_path / "bert"
+    record = screen(["--toy", "--size", "1,16,2,32", "--seeds", "1", "--labels", "40", "--warmup", "10",
+                     "--pretrain-epochs", "2", "--finetune-lrs", "1e-3", "--scratch-lrs", "3e-4,1e-3",
+                     "--all-labels", "--all-labels-lr", "2e-4", "--save", str(kept), "--out", str(out)])
+    assert [row["epoch"] for row in record["pretraining"]] == [1, 2]
+    assert [run["lr"] for run in record["comparison"]["scratch"]["runs"]] == [3e-4, 1e-3]
+    assert [run["lr"] for run in record["comparison"]["pretrained"]["runs"]] == [1e-3]
+    every = record["all_labels"]
+    assert every["labels"] == len(tl.load_imdb("train", sample=True)) and every["test_reviews"] == len(tl.load_imdb("test", sample=True))
+    assert 0 <= every["test_accuracy"] <= 1 and every["lr"] == 2e-4
+    assert json.loads((kept / "pretraining.json").read_text())["curve"] == record["pretraining"]
+    tokenizer = tl.SubwordTokenizer.load(kept / "tokenizer.model")
+    again = tl.MaskedLanguageModel(tokenizer.vocab_size + 1, num_layers=1, d_model=16, num_heads=2, dff=32, max_length=256,
+                                   activation="gelu")
+    again.build((None, 8))
+    fresh = [keras.ops.convert_to_numpy(w).copy() for w in again.weights]
+    again.load_weights(kept / "bert.weights.h5")  # the same shapes: a model the chapter can rebuild and load
+    assert any(not np.array_equal(before, keras.ops.convert_to_numpy(w)) for before, w in zip(fresh, again.weights))
+
+
 def test_the_chapter9_budget_times_every_part_in_each_precision(tmp_path):
     """The plan of chapter 9's minutes rests on these speeds: each part is measured and written down."""
     import json

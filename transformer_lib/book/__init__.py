@@ -19,6 +19,8 @@
 
 `runs` (runs.py) gives chapter 7's translator to the chapters after it: its training cost, measured
 and estimated, said before a run starts; a copy kept on Google Drive; never a silent retraining.
+`kept` (kept.py) runs each of a chapter's trainings once and keeps its result and weights in
+`chapters/runs/`, so that a re-run of the chapter loads them (and says when they were trained).
 
 The subpackages hold the rest of the teaching material: `diagrams` (matplotlib drawings of the
 architecture and of each chapter's idea), `figures` (interactive figures drawn in the browser; needs
@@ -46,6 +48,7 @@ from transformer_lib.book.run import (  # noqa: F401
     settle_streams,
     settle_terminal_text,
 )
+from transformer_lib.book import kept  # noqa: F401 (chapter 9's trainings, run once and kept)
 from transformer_lib.book import runs  # noqa: F401 (chapter 7's translator in later chapters)
 from transformer_lib.book.source import show_source  # noqa: F401
 from transformer_lib.machine import describe_machine  # noqa: F401 (for notebooks)

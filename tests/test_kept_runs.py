@@ -1,0 +1,86 @@
+"""tl.book.kept: a chapter's trainings run once and are kept, per name and settings."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from transformer_lib.book.kept import fingerprint, trained_once
+
+
+def small_model(seed):
+    keras.utils.set_random_seed(seed)
+    model = keras.Sequential([keras.layers.Dense(3)])
+    model.build((None, 4))
+    return model
+
+
+def test_a_training_runs_once_and_its_result_and_weights_come_back(tmp_path, capsys):
+    calls = []
+
+    def train():
+        calls.append(1)
+        trained.layers[0].kernel.assign(np.full((4, 3), 0.5, "float32"))
+        return {"accuracy": np.float32(0.75), "history": {"loss": [np.float64(1.5), 0.25]}}
+
+    trained = small_model(0)
+    first = trained_once(tmp_path, "classifier, seed 0", {"width": 4, "seed": 0}, train, trained)
+    assert calls == [1] and first["kept"] is False
+    assert first["accuracy"] == 0.75 and type(first["accuracy"]) is float  # NumPy numbers become Python ones
+    assert first["history"] == {"loss": [1.5, 0.25]}
+
+    fresh = small_model(1)
+    again = trained_once(tmp_path, "classifier, seed 0", {"seed": 0, "width": 4}, train, fresh)  # key order is no matter
+    assert calls == [1] and again["kept"] is True
+    assert {k: v for k, v in again.items() if k != "kept"} == {k: v for k, v in first.items() if k != "kept"}
+    np.testing.assert_array_equal(fresh.layers[0].kernel.numpy(), np.full((4, 3), 0.5))
+    assert "kept from" in capsys.readouterr().out
+    assert again["trained"]["minutes"] >= 0 and again["trained"]["date"] == first["trained"]["date"]
+
+
+def test_other_settings_train_again_beside_the_kept_files(tmp_path):
+    runs = []
+    for width in (4, 8, 4):
+        runs.append(trained_once(tmp_path, "run", {"width": width}, lambda: {"width": width}, verbose=False))
+    assert [run["kept"] for run in runs] == [False, False, True]
+    assert runs[2]["width"] == 4
+    assert len(list(tmp_path.glob("run-*.json"))) == 2  # one file per setting, none overwritten
+
+
+def test_a_result_alone_is_kept_without_a_model(tmp_path):
+    trained_once(tmp_path, "numbers", {}, lambda: {"test_accuracy": 0.5}, verbose=False)
+    (record,) = tmp_path.glob("numbers-*.json")
+    saved = json.loads(record.read_text())
+    assert saved["result"] == {"test_accuracy": 0.5} and saved["settings"] == {} and saved["name"] == "numbers"
+    assert not list(tmp_path.glob("*.h5"))
+
+
+def test_weights_missing_beside_the_record_mean_training_again(tmp_path):
+    model = small_model(0)
+    trained_once(tmp_path, "model", {}, lambda: {}, model, verbose=False)
+    next(tmp_path.glob("*.weights.h5")).unlink()
+    assert trained_once(tmp_path, "model", {}, lambda: {}, small_model(0), verbose=False)["kept"] is False
+
+
+def test_fingerprints_name_settings_and_only_them():
+    assert fingerprint({"a": 1, "b": [1, 2]}) == fingerprint({"b": [1, 2], "a": 1})
+    assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+    assert len(fingerprint({})) == 8
+    with pytest.raises(TypeError, match="JSON data"):
+        fingerprint({"a": object()})
+
+
+def test_refusals_say_what_to_do(tmp_path):
+    unbuilt = keras.Sequential([keras.layers.Dense(3)])
+    with pytest.raises(ValueError, match="build the model first"):
+        trained_once(tmp_path, "m", {}, lambda: {}, unbuilt)
+    with pytest.raises(TypeError, match="must return a dict"):
+        trained_once(tmp_path, "m", {}, lambda: 0.5)
+    with pytest.raises(TypeError, match="cannot keep"):
+        trained_once(tmp_path, "m", {}, lambda: {"model": object()})
+    assert not list(tmp_path.iterdir())  # nothing half-kept
+    trained_once(tmp_path, "m", {}, lambda: {}, verbose=False)
+    next(tmp_path.glob("m-*.json")).write_text("{ half")
+    with pytest.raises(ValueError, match="damaged.*delete it"):
+        trained_once(tmp_path, "m", {}, lambda: {})
