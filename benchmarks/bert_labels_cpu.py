@@ -27,7 +27,8 @@ gives the model from scratch its own learning rates to choose from (default: the
 pretrained one's). `--all-labels` then fine-tunes the pretrained model once more, on every labelled
 training review (one seed, learning rate `--all-labels-lr`, up to 4 epochs, patience 1) and reads its
 accuracy on all 25,000 test reviews. `--save DIR` keeps the pretrained model's weights, its
-tokenizer and its pretraining curve there (chapter 9 can start from them instead of pretraining).
+tokenizer and its pretraining curve there, so that its fine-tuning can be tried again without
+pretraining again.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
+from transformer_lib.json_records import write_json
 from transformer_lib.machine import describe_machine
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "bert_labels_cpu.json"
@@ -82,6 +84,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--toy", action="store_true", help="the 2,000-review sample, tiny sizes (for the tests)")
     args = parser.parse_args(argv)
+    command = "python -m benchmarks.bert_labels_cpu " + " ".join(sys.argv[1:] if argv is None else argv)
     layers, width, heads, dff = (int(v) for v in args.size.split(","))
     start_all = time.perf_counter()
     reviews = {split: tl.load_imdb(split, sample=args.toy) for split in ("train", "validation", "test")}
@@ -119,8 +122,8 @@ def main(argv=None) -> dict:
         args.save.mkdir(parents=True, exist_ok=True)
         bert.save_weights(args.save / "bert.weights.h5")
         tokenizer.save(args.save / "tokenizer.model")
-        (args.save / "pretraining.json").write_text(json.dumps({"command": sys.argv[1:] if argv is None else argv,
-                                                                "machine": describe_machine(), "curve": curve}, indent=1) + "\n")
+        write_json(args.save / "pretraining.json", {"command": command, "machine": describe_machine(), "curve": curve},
+                   indent=1)
 
     batching = dict(max_length=REVIEW_LENGTH, batch_tokens=8192, truncate="head+tail")
     val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
@@ -160,7 +163,7 @@ def main(argv=None) -> dict:
         print("pretrained, all labels", all_labels, flush=True)
     record = {"what": "Chapter 9's small BERT on the CPU: masked-LM pretraining within a budget, then fine-tuning at "
                       f"{args.labels} labels against the same model from scratch (mean of {args.seeds} seeds).",
-              "command": "python -m benchmarks.bert_labels_cpu " + " ".join(sys.argv[1:] if argv is None else argv),
+              "command": command,
               "date": datetime.date.today().isoformat(), "machine": describe_machine(),
               "settings": {"size": [layers, width, heads, dff], "window": args.window, "batch_tokens": args.batch_tokens,
                            "pretraining_lr": args.lr, "warmup": args.warmup, "norm_first": args.norm_first,

@@ -50,11 +50,11 @@ def trained_once(run_dir, name: str, settings: dict, train: Callable[[], dict], 
     """What `train()` returns, computed once per `name` and `settings` and kept in `run_dir`.
 
     `train()` trains (`model`, if given) and returns a dict of JSON data. It is kept in
-    `run_dir/NAME-FINGERPRINT.json` (the name's letters and digits) with the settings, the minutes it took, the date and the
-    machine; `model`'s weights beside it (`.weights.h5`). When both are there, `model` gets the kept
-    weights instead. NumPy numbers in the dict become Python ones, as a kept dict's are. The dict
-    returned has two more keys: `kept` (True when loaded, False when
-    trained now) and `trained` (date, machine and minutes of the training).
+    `run_dir/NAME-FINGERPRINT.json` (the name's letters and digits) with the settings, the minutes it
+    took, the date and the machine; `model`'s weights beside it (`.weights.h5`). When both are there,
+    `model` gets the kept weights instead. NumPy numbers in the dict become Python ones, as a kept
+    dict's are. The dict returned has two more keys: `kept` (True when loaded, False when trained now)
+    and `trained` (date, machine and minutes of the training).
     """
     if model is not None and not model.built:
         raise ValueError(f"trained_once({name!r}): build the model first (call it on a batch), so that kept "
