@@ -96,13 +96,15 @@ def test_a_sampled_segmentation_spells_the_same_text_in_more_pieces_and_varies(t
     fixed = tokenizer.encode(sentence)
     draws = [tokenizer.encode(sentence, sampling_alpha=0.5) for _ in range(20)]
     assert all(tokenizer.decode(ids) == sentence for ids in draws)  # the same text, whatever the draw
-    assert len({tuple(ids) for ids in draws}) > 4  # merges skipped at random: several segmentations
+    # merges skipped at random: several segmentations. The synthetic tokenizer knows few merges in this
+    # sentence (6 segmentations, the likeliest 25% of draws), so "more than 2 of 20" fails about twice in 10^6
+    assert len({tuple(ids) for ids in draws}) > 2
     assert sum(map(len, draws)) / len(draws) > len(fixed)  # and smaller pieces on average
     batch = tokenizer.encode([sentence, "Я люблю читать книги."], add_start_end=True, sampling_alpha=0.1)
     assert [ids[0] for ids in batch] == [START_ID] * 2 and [ids[-1] for ids in batch] == [END_ID] * 2
     seeded = [tokenizer.encode([sentence] * 3, sampling_alpha=0.5, seed=seed) for seed in (1, 1, 2)]
     assert seeded[0] == seeded[1] != seeded[2]  # a seed fixes the draw
-    assert tokenizer.encode(sentence, sampling_alpha=0.5) != tokenizer.encode(sentence, sampling_alpha=0.5) or \
-        tokenizer.encode(sentence, sampling_alpha=0.5) != tokenizer.encode(sentence, sampling_alpha=0.5)  # unseeded again
+    unseeded = {tuple(tokenizer.encode(sentence, sampling_alpha=0.5)) for _ in range(10)}
+    assert len(unseeded) > 1  # unseeded again after a seed (ten equal draws: about 2 in 10^6 here)
     with pytest.raises(ValueError, match=r"sampling_alpha must be a probability in \(0, 1\)"):
         tokenizer.encode(sentence, sampling_alpha=1.0)
