@@ -408,6 +408,42 @@ def test_the_cpu_bert_screen_keeps_its_pretrained_model_and_reads_all_labels_whe
     assert any(not np.array_equal(before, keras.ops.convert_to_numpy(w)) for before, w in zip(fresh, again.weights))
 
 
+def test_the_finetune_protocol_screen_fine_tunes_a_saved_bert_each_way_and_appends_its_rows(tmp_path):
+    """benchmarks/bert_finetune_protocol: a saved model, each batching protocol and clipping, one row per run."""
+    import json
+
+    import numpy as np
+
+    import transformer_lib as tl
+    from benchmarks.bert_finetune_protocol import main as protocol
+
+    saved, out = tmp_path / "bert", tmp_path / "protocol.json"
+    with pytest.raises(FileNotFoundError, match="bert_labels_cpu"):
+        protocol([str(saved), "--model", "scratch", "--protocol", "reviews", "--toy", "--out", str(out)])
+    saved.mkdir()
+    tokenizer = tl.imdb.train_review_tokenizer(tl.load_imdb("train", sample=True), 400)
+    tokenizer.save(saved / "tokenizer.model")
+    bert = tl.MaskedLanguageModel(tokenizer.vocab_size + 1, num_layers=1, d_model=16, num_heads=2, dff=32,
+                                  max_length=256, activation="gelu", norm_first=True)
+    bert.build((None, 8))
+    bert.save_weights(saved / "bert.weights.h5")
+    common = [str(saved), "--toy", "--size", "1,16,2,32", "--norm-first", "--labels", "40", "--epochs", "1",
+              "--out", str(out)]
+    rows = [protocol([*common, "--model", "pretrained", "--protocol", "reviews", "--seeds", "0,1"]),
+            protocol([*common, "--model", "scratch", "--protocol", "buckets", "--seeds", "2"]),
+            protocol([*common, "--model", "pretrained", "--protocol", "reviews", "--clip", "weight", "--seeds", "0"])]
+    assert json.loads(out.read_text())["rows"] == rows  # appended, none overwritten
+    assert [(r["model"], r["protocol"], r["clip"]) for r in rows] == [
+        ("pretrained", "reviews", "global"), ("scratch", "buckets", "weight"), ("pretrained", "reviews", "weight")]
+    assert [[run["seed"] for run in r["runs"]] for r in rows] == [[0, 1], [2], [0]]
+    for row in rows:
+        assert row["labels"] == 40 and row["size"] == [1, 16, 2, 32] and row["norm_first"]
+        assert row["mean_test"] == pytest.approx(np.mean([run["test_accuracy"] for run in row["runs"]]), abs=1e-4)
+        assert all(0 <= run["val_accuracy"] <= 1 and run["best_epoch"] == 1 for run in row["runs"])
+    with pytest.raises(ValueError, match="give the --size and --norm-first"):  # pre-LN weights, a post-LN model
+        protocol([*common[:4], *common[5:], "--model", "pretrained", "--protocol", "reviews", "--seeds", "0"])
+
+
 def test_the_chapter9_budget_times_every_part_in_each_precision(tmp_path):
     """The plan of chapter 9's minutes rests on these speeds: each part is measured and written down."""
     import json

@@ -239,6 +239,8 @@ def test_review_batches_truncate_long_reviews_and_keep_every_review():
     for ids, _ in seen:
         assert ids.shape[1] <= 16 and (ids[:, 0] == tl.START_ID).all()
         assert ((ids == tl.END_ID).sum(axis=1) == 1).all()  # truncated, but each still ends with END
+    fixed = imdb.make_review_batches(reviews, tokenizer, max_length=16, reviews_per_batch=16, truncate="head+tail")
+    assert [len(labels) for _, labels in fixed.as_numpy_iterator()] == [16, 16, 16, 2]
 
 
 @requires_shared_data
@@ -385,6 +387,32 @@ def test_batch_rows_keeps_every_row_with_its_label_and_refuses_what_does_not_fit
         tl.imdb.batch_rows(rows, labels[:3], max_length=12)
     with pytest.raises(ValueError, match="longest has 12"):
         tl.imdb.batch_rows(rows, labels, max_length=8)
+
+
+def test_batch_rows_can_hold_a_fixed_number_of_rows_in_a_new_random_mix_every_epoch():
+    rows = [[1] + [4] * (n % 9 + 1) + [2] for n in range(50)]  # lengths 3 to 11, mixed
+    labels = [n % 2 for n in range(50)]
+    batches = tl.imdb.batch_rows(rows, labels, max_length=12, rows_per_batch=8, seed=3)
+    epochs = [list(batches.as_numpy_iterator()) for _ in range(2)]
+    for epoch in epochs:
+        assert [len(y) for _, y in epoch] == [8] * 6 + [2] and len(epoch) == int(batches.cardinality())
+        seen = [(row[row > 0].tolist(), int(label)) for ids, y in epoch for row, label in zip(ids, y)]
+        assert sorted(seen) == sorted(zip(rows, labels))  # every row once, with its label
+        for ids, _ in epoch:  # padded to the longest row of its own batch
+            assert ids.shape[1] == max(int((row > 0).sum()) for row in ids)
+    orders = [[tuple(row) for ids, _ in epoch for row in ids] for epoch in epochs]
+    assert orders[0] != orders[1]  # drawn anew every epoch
+    spread = [int((ids > 0).sum(axis=1).max() - (ids > 0).sum(axis=1).min()) for ids, _ in epochs[0][:-1]]
+    assert max(spread) >= 5  # short and long rows together (bucketing would keep them apart)
+    again = [tuple(row) for ids, _ in tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, seed=3).as_numpy_iterator()
+             for row in ids]
+    assert again == orders[0]  # the seed fixes the draws
+    unshuffled = tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, shuffle=False)
+    assert [row[row > 0].tolist() for ids, _ in unshuffled.as_numpy_iterator() for row in ids] == rows
+    with pytest.raises(ValueError, match="give one"):
+        tl.imdb.batch_rows(rows, labels, 12, batch_tokens=64, rows_per_batch=8)
+    with pytest.raises(ValueError, match="positive number of rows"):
+        tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=0)
 
 
 def test_balanced_draws_half_of_each_label_reproducibly_in_order():

@@ -37,6 +37,7 @@ from transformer_lib.data import bucket_by_length, ragged_rows
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
+BATCH_TOKENS = 8192  # tokens per batch of reviews of similar length, by default
 IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 LOCAL_ARCHIVE = ("aclImdb/aclImdb_v1_text.tar.gz", "f6ef6e1130f1a14f91181bd9ca6a188ed4aa5ae3de5b6751f5e700da1adea76a")
 LOCAL_SAMPLE = ("aclImdb/imdb_sample_2000.jsonl", "202fcc9bb2dca37635c3508484e096c092939c55c3d8d4a48e5a1c84d0bf8f27")
@@ -177,17 +178,20 @@ def make_review_batches(
     reviews: list[tuple[str, int]],
     tokenizer: SubwordTokenizer,
     max_length: int = 256,
-    batch_tokens: int = 8192,
+    batch_tokens: int | None = None,
     shuffle: bool = True,
     seed: int = 0,
     truncate: str = "head",
+    reviews_per_batch: int | None = None,
 ) -> tf.data.Dataset:
     """Batches `(token_ids [batch, len], labels [batch])` for `model.fit`, 0 = padding.
 
     Every review becomes START, at most `max_length - 2` of its subword ids, END: longer reviews are
     truncated, never dropped. `truncate="head"` keeps their beginning; "head+tail" keeps the first
     and the last ids, half of the room each (Sun et al. 2019: reviewers often sum up at the end).
-    Reviews of similar length share a batch of about `batch_tokens` tokens, so little of it is padding.
+    Reviews of similar length share a batch of about `batch_tokens` tokens (8,192 by default), so little
+    of it is padding; or, with `reviews_per_batch`, each batch holds that many reviews in random order,
+    whatever their length (see `batch_rows`).
     """
     if not reviews:
         raise ValueError("make_review_batches needs at least one (text, label) review.")
@@ -198,14 +202,27 @@ def make_review_batches(
                          "head and its tail.")
     ids = [[START_ID, *truncated(row, max_length - 2, truncate), END_ID]
            for row in tokenizer.encode([text for text, _ in reviews])]
-    return batch_rows(ids, [label for _, label in reviews], max_length, batch_tokens, shuffle, seed)
+    return batch_rows(ids, [label for _, label in reviews], max_length, batch_tokens, shuffle, seed, reviews_per_batch)
 
 
-def batch_rows(rows: list[list[int]], labels: list[int], max_length: int, batch_tokens: int = 8192,
-               shuffle: bool = True, seed: int = 0) -> tf.data.Dataset:
+def batch_rows(rows: list[list[int]], labels: list[int], max_length: int, batch_tokens: int | None = None,
+               shuffle: bool = True, seed: int = 0, rows_per_batch: int | None = None) -> tf.data.Dataset:
     """Batches `(token_ids [batch, len], labels [batch])` of token rows (each START ... END, at most
-    `max_length` ids): rows of similar length share a batch of about `batch_tokens` tokens, padded
-    with 0; `shuffle` draws the rows in a new order every epoch (`seed` fixes it)."""
+    `max_length` ids), padded with 0; `shuffle` draws the rows in a new order every epoch (`seed` fixes it).
+
+    By default rows of similar length share a batch of about `batch_tokens` tokens (BATCH_TOKENS if
+    None): little padding, fast. With `rows_per_batch`, every batch holds that many rows (the last one
+    the rest) in the drawn order, whatever their length, padded to the longest of them: more padding,
+    but every update sees a random mix of short and long reviews, as in the usual fine-tuning recipe
+    (benchmarks/bert_finetune_protocol.json compares the two when labels are few).
+    """
+    if rows_per_batch is not None and (not isinstance(rows_per_batch, int) or rows_per_batch < 1):
+        raise ValueError(f"rows_per_batch={rows_per_batch!r}: give a positive number of rows per batch, or None to "
+                         "batch rows of similar length by batch_tokens.")
+    if rows_per_batch is not None and batch_tokens is not None:
+        raise ValueError(f"batch_rows got both batch_tokens={batch_tokens} and rows_per_batch={rows_per_batch}: a "
+                         "batch is either about batch_tokens tokens of rows of similar length, or rows_per_batch "
+                         "rows; give one.")
     if len(rows) != len(labels):
         raise ValueError(f"batch_rows got {len(rows)} rows but {len(labels)} labels: give one label per row.")
     longest = max((len(row) for row in rows), default=0)
@@ -216,8 +233,11 @@ def batch_rows(rows: list[list[int]], labels: list[int], max_length: int, batch_
     dataset = dataset.map(lambda x, y: (x, y))  # dense rows
     if shuffle:
         dataset = dataset.shuffle(len(rows), seed=seed, reshuffle_each_iteration=True)
-    dataset = bucket_by_length(dataset, [len(row) for row in rows], lambda x, y: tf.shape(x)[0], max_length,
-                               batch_tokens=batch_tokens)
+    if rows_per_batch is None:
+        dataset = bucket_by_length(dataset, [len(row) for row in rows], lambda x, y: tf.shape(x)[0], max_length,
+                                   batch_tokens=batch_tokens or BATCH_TOKENS)
+    else:
+        dataset = dataset.padded_batch(rows_per_batch, padded_shapes=([None], []))
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
