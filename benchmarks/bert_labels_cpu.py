@@ -5,7 +5,8 @@ that fits a chapter's budget on two cores make the small BERT beat the same mode
     python -m benchmarks.bert_labels_cpu [--minutes 30] [--size 2,128,4,512] [--window 128]
         [--lr 3e-3] [--norm-first] [--mask-rate 0.15] [--pretrain-epochs N] [--finetune-lrs 3e-4,1e-3]
         [--scratch-lrs LRS] [--finetune-epochs 20] [--patience 4] [--labels 1000] [--seeds 3]
-        [--all-labels] [--all-labels-lr 3e-4] [--save DIR] [--out FILE] [--toy]
+        [--all-labels] [--all-labels-lr 3e-4] [--windows consecutive|random] [--pretrain-clip weight|global]
+        [--save DIR] [--out FILE] [--toy]
 
 The GPU screen (`benchmarks/bert_labels_gpu.py`, plain JAX) found the gain once masked-token accuracy
 leaves its frequent-token plateau (~0.13), after about 5,600 updates of 64 windows of 256 tokens at
@@ -22,6 +23,10 @@ accuracy on windows of the validation reviews after every epoch. Then it fine-tu
 per model, on a fixed balanced sample of 5,000 test reviews (the screen's budget; the chapter reads
 all 25,000).
 
+`--windows random` pretrains on one window of every review an epoch, starting at a random place
+(`tl.imdb.random_review_windows`, `--batch-tokens / --window` windows a batch, as the GPU screen drew
+them) instead of all its consecutive windows; `--pretrain-clip global` clips the gradient of all
+weights together to norm 1 (as the GPU screen) instead of each weight's.
 `--pretrain-epochs N` pretrains exactly N epochs (instead of a budget in minutes); `--scratch-lrs`
 gives the model from scratch its own learning rates to choose from (default: the same as the
 pretrained one's). `--all-labels` then fine-tunes the pretrained model once more, on every labelled
@@ -78,6 +83,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--patience", type=int, default=4)
     parser.add_argument("--all-labels", action="store_true", help="also fine-tune the pretrained model on all labels")
     parser.add_argument("--all-labels-lr", type=float, default=3e-4)
+    parser.add_argument("--windows", choices=("consecutive", "random"), default="consecutive",
+                        help="pretraining text: every review's consecutive windows, or one random window each")
+    parser.add_argument("--pretrain-clip", choices=("weight", "global"), default="weight")
     parser.add_argument("--save", type=Path, default=None, help="keep the pretrained model and its tokenizer here")
     parser.add_argument("--labels", type=int, default=1000)
     parser.add_argument("--seeds", type=int, default=3)
@@ -93,15 +101,20 @@ def main(argv=None) -> dict:
     sizes = dict(num_layers=layers, d_model=width, num_heads=heads, dff=dff, dropout_rate=0.1,
                  max_length=REVIEW_LENGTH, norm_first=args.norm_first)
     encode = lambda split: tokenizer.encode([text for text, _ in reviews[split]])
-    mlm_train = tl.bert.make_mlm_batches(window_batches(encode("train"), args.window, args.batch_tokens, True), mask_id,
-                                         rate=args.mask_rate)
+    if args.windows == "random":
+        per_batch = max(1, args.batch_tokens // args.window)
+        train_windows = tl.imdb.random_review_windows(encode("train"), args.window, per_batch)
+    else:
+        train_windows = window_batches(encode("train"), args.window, args.batch_tokens, True)
+    mlm_train = tl.bert.make_mlm_batches(train_windows, mask_id, rate=args.mask_rate)
     mlm_val = tl.bert.make_mlm_batches(window_batches(encode("validation"), args.window, args.batch_tokens, False), mask_id,
                                        seed=1)  # BERT's 15% whatever the training rate: comparable accuracies
 
     keras.utils.set_random_seed(0)
     bert = tl.MaskedLanguageModel(mask_id + 1, activation="gelu", **sizes)
     schedule = tl.TransformerSchedule(width, args.warmup, peak_rate=args.lr)
-    bert.compile(optimizer=keras.optimizers.Adam(schedule, clipnorm=1.0), metrics=["accuracy"],
+    clip = {"weight": dict(clipnorm=1.0), "global": dict(global_clipnorm=1.0)}[args.pretrain_clip]
+    bert.compile(optimizer=keras.optimizers.Adam(schedule, **clip), metrics=["accuracy"],
                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     curve, started = [], time.perf_counter()
 
@@ -167,7 +180,8 @@ def main(argv=None) -> dict:
               "date": datetime.date.today().isoformat(), "machine": describe_machine(),
               "settings": {"size": [layers, width, heads, dff], "window": args.window, "batch_tokens": args.batch_tokens,
                            "pretraining_lr": args.lr, "warmup": args.warmup, "norm_first": args.norm_first,
-                           "mask_rate": args.mask_rate, "finetune_epochs": args.finetune_epochs, "patience": args.patience,
+                           "mask_rate": args.mask_rate, "windows": args.windows, "pretrain_clip": args.pretrain_clip,
+                           "finetune_epochs": args.finetune_epochs, "patience": args.patience,
                            "labels": args.labels, "seeds": args.seeds, "finetune_lrs": list(finetune_lrs),
                            "scratch_lrs": list(scratch_lrs), "all_labels_lr": args.all_labels_lr if args.all_labels else None,
                            "test_reviews": len(test_pairs), "toy": args.toy},

@@ -391,8 +391,12 @@ def test_the_cpu_bert_screen_keeps_its_pretrained_model_and_reads_all_labels_whe
     out, kept = tmp_path / "screen.json", tmp_path / "bert"
     record = screen(["--toy", "--size", "1,16,2,32", "--seeds", "1", "--labels", "40", "--warmup", "10",
                      "--pretrain-epochs", "2", "--finetune-lrs", "1e-3", "--scratch-lrs", "3e-4,1e-3",
-                     "--all-labels", "--all-labels-lr", "2e-4", "--save", str(kept), "--out", str(out)])
+                     "--all-labels", "--all-labels-lr", "2e-4", "--windows", "random", "--pretrain-clip", "global",
+                     "--save", str(kept), "--out", str(out)])
     assert [row["epoch"] for row in record["pretraining"]] == [1, 2]
+    assert (record["settings"]["windows"], record["settings"]["pretrain_clip"]) == ("random", "global")
+    reviews = len(tl.load_imdb("train", sample=True))  # random windows: one of each review an epoch, 8192 // 128 a batch
+    assert record["pretraining"][1]["updates"] == 2 * -(-reviews // (8192 // 128))
     assert [run["lr"] for run in record["comparison"]["scratch"]["runs"]] == [3e-4, 1e-3]
     assert [run["lr"] for run in record["comparison"]["pretrained"]["runs"]] == [1e-3]
     every = record["all_labels"]

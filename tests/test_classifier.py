@@ -375,6 +375,32 @@ def test_review_windows_hold_every_piece_of_every_review_once_in_order():
         tl.imdb.review_windows(ids, window=2)
 
 
+def test_random_review_windows_show_every_review_once_an_epoch_at_a_new_place():
+    ids = [list(range(100 * r + 3, 100 * r + 3 + n)) for r, n in enumerate([5, 40, 12, 60, 8, 0, 33])]  # one empty
+    batches = tl.imdb.random_review_windows(ids, window=12, windows_per_batch=4, seed=1)
+    epochs = [[row[row > 0].tolist() for x, y in batches.as_numpy_iterator() for row in x] for _ in range(3)]
+    assert int(batches.cardinality()) == 2
+    for windows in epochs:
+        assert len(windows) == 6 and all(w[0] == tl.START_ID and w[-1] == tl.END_ID for w in windows)
+        pieces = sorted(w[1:-1] for w in windows)
+        for review in (r for r in ids if r):
+            stretch = next(p for p in pieces if p[0] // 100 == review[0] // 100)  # each review once
+            start = review.index(stretch[0])
+            assert stretch == review[start:start + 10] and len(stretch) == min(10, len(review))  # consecutive
+    starts = {tuple(w[1] for w in sorted(windows)) for windows in epochs}
+    assert len(starts) > 1  # long reviews give other stretches in other epochs
+    again = [row[row > 0].tolist() for x, _ in tl.imdb.random_review_windows(ids, 12, 4, seed=1).as_numpy_iterator()
+             for row in x]
+    assert again == epochs[0]  # the seed fixes the draws
+    assert all((y == 0).all() for _, y in batches.as_numpy_iterator())
+    with pytest.raises(ValueError, match="window=2"):
+        tl.imdb.random_review_windows(ids, window=2, windows_per_batch=4)
+    with pytest.raises(ValueError, match="positive number of windows"):
+        tl.imdb.random_review_windows(ids, window=12, windows_per_batch=0)
+    with pytest.raises(ValueError, match="at least one review"):
+        tl.imdb.random_review_windows([[], []], window=12, windows_per_batch=4)
+
+
 def test_batch_rows_keeps_every_row_with_its_label_and_refuses_what_does_not_fit():
     rows = [[1, 5, 2], [1, 6, 7, 8, 2], [1, 9, 2], [1] + [4] * 10 + [2]]
     labels = [0, 1, 1, 0]

@@ -15,7 +15,8 @@ touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample i
 
 `make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length
 (`batch_rows`); `review_windows` cuts every review into consecutive windows instead (all of the text,
-for pretraining); `balanced` draws a labelled subset with half of each label.
+for pretraining), and `random_review_windows` draws one stretch of every review at a random place
+each epoch; `balanced` draws a labelled subset with half of each label.
 """
 
 from __future__ import annotations
@@ -249,6 +250,34 @@ def review_windows(ids: list[list[int]], window: int) -> list[list[int]]:
         raise ValueError(f"window={window} leaves no room for a token between START and END; use >= 3.")
     room = window - 2
     return [[START_ID, *row[i:i + room], END_ID] for row in ids for i in range(0, len(row), room)]
+
+
+def random_review_windows(ids: list[list[int]], window: int, windows_per_batch: int, seed: int = 0) -> tf.data.Dataset:
+    """Batches `(token_ids [batch, len], zeros [batch])` for pretraining: every epoch, one stretch of
+    `window - 2` consecutive pieces of every review, starting at a random place (all of a shorter
+    review), as START ... END, the reviews in a new random order, `windows_per_batch` a batch, padded
+    with 0. Unlike `review_windows` (the same consecutive windows every epoch), each epoch shows the
+    model other stretches of a long review; the labels are zeros (pretraining uses none).
+    """
+    if window < 3:
+        raise ValueError(f"window={window} leaves no room for a token between START and END; use >= 3.")
+    if not isinstance(windows_per_batch, int) or windows_per_batch < 1:
+        raise ValueError(f"windows_per_batch={windows_per_batch!r}: give a positive number of windows per batch.")
+    ids = [row for row in ids if row]  # an empty review has no stretch to give
+    if not ids:
+        raise ValueError("random_review_windows needs at least one review with a token in it.")
+    room = window - 2
+
+    def stretch(row, pair_seed):
+        length = tf.shape(row)[0]
+        start = tf.random.stateless_uniform([], pair_seed, 0, tf.maximum(length - room, 0) + 1, dtype=tf.int32)
+        return tf.concat([[START_ID], row[start:start + room], [END_ID]], axis=0), 0
+
+    rows = tf.data.Dataset.from_tensor_slices(ragged_rows(ids)).shuffle(len(ids), seed=seed,
+                                                                         reshuffle_each_iteration=True)
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)  # a fresh start per window
+    windows = tf.data.Dataset.zip(rows, seeds).map(stretch)
+    return windows.padded_batch(windows_per_batch, padded_shapes=([None], [])).prefetch(tf.data.AUTOTUNE)
 
 
 def balanced(reviews: list[tuple[str, int]], count: int, seed: int = 0) -> list[tuple[str, int]]:
