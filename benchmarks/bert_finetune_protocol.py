@@ -55,12 +55,13 @@ def padded_rows(reviews, tokenizer) -> tuple[np.ndarray, np.ndarray]:
 
 
 def stored_names(path: Path) -> set[str]:
+    """The names of the model weights stored in a .weights.h5 file (not those of its optimizer)."""
     import h5py
 
     names = set()
     with h5py.File(path, "r") as stored:
         stored.visititems(lambda name, item: names.add(name) if isinstance(item, h5py.Dataset) else None)
-    return names
+    return {name for name in names if not name.startswith("optimizer/")}  # a compiled model keeps its optimizer's
 
 
 def load_exactly(model: keras.Model, path: Path, tmp: Path) -> None:

@@ -430,6 +430,8 @@ def test_the_finetune_protocol_screen_fine_tunes_a_saved_bert_each_way_and_appen
     bert = tl.MaskedLanguageModel(tokenizer.vocab_size + 1, num_layers=1, d_model=16, num_heads=2, dff=32,
                                   max_length=256, activation="gelu", norm_first=True)
     bert.build((None, 8))
+    bert.compile(optimizer="adam")
+    bert.optimizer.build(bert.trainable_variables)  # as after pretraining: the file holds the optimizer's state too
     bert.save_weights(saved / "bert.weights.h5")
     common = [str(saved), "--toy", "--size", "1,16,2,32", "--norm-first", "--labels", "40", "--epochs", "1",
               "--out", str(out)]
