@@ -38,10 +38,10 @@ from transformer_lib.data import bucket_by_length, ragged_rows
 from transformer_lib.tokenizer import END_ID, START_ID, SubwordTokenizer
 
 IMDB_URL = "http://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"
-BATCH_TOKENS = 8192  # tokens per batch of reviews of similar length, by default
 IMDB_SHA256 = "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe"
 LOCAL_ARCHIVE = ("aclImdb/aclImdb_v1_text.tar.gz", "f6ef6e1130f1a14f91181bd9ca6a188ed4aa5ae3de5b6751f5e700da1adea76a")
 LOCAL_SAMPLE = ("aclImdb/imdb_sample_2000.jsonl", "202fcc9bb2dca37635c3508484e096c092939c55c3d8d4a48e5a1c84d0bf8f27")
+BATCH_TOKENS = 8192  # tokens per batch of reviews of similar length, by default
 VALIDATION_PERCENT = 10  # of the official training split's movies
 LABELS = {"neg": 0, "pos": 1}
 TRUNCATIONS = ("head", "head+tail")  # which tokens of a long review make_review_batches keeps
