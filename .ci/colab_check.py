@@ -130,7 +130,8 @@ def main() -> None:
         sys.exit(f"colab-check: installing transformer_lib replaced Colab's packages: {replaced}")
     print(f"colab-check: the setup cell kept Colab's {', '.join(f'{n} {v}' for n, v in colab.items())}.")
     env = {**os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
-    run(python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
+    run(python, "-m", "pytest", "-n", "2", "--dist", "loadfile",  # two at a time, as in make notebooks
+        "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
         "-o", "addopts=", "-o", "pythonpath=", "chapters/", cwd=ROOT, env=env)
     check_fresh_runtime(python, env)
     print(f"colab-check: every chapter ran on tensorflow {after['tensorflow']} / keras {after['keras']} "
