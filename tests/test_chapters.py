@@ -353,3 +353,39 @@ def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
     assert unshown_quotes(cells('"Маленькая лодка на озере." became "The boat sank."', printed)) == ["The boat sank."]
     assert unshown_quotes(cells('a "soft" lookup, the "look-ahead mask"', printed)) == []  # terms, not sentences
     assert unshown_quotes(cells('```{admonition} Solution\n"A worked answer here."\n```', printed)) == []
+
+
+# --- Chapter 9's record is its run's -----------------------------------------------------------
+# chapters/results/09_imdb_bert.json is written by chapter 9's full run; the numbers it holds must be
+# the ones the committed chapter shows, so that neither can be re-run or edited without the other.
+def record_numbers_missing_from_outputs(record: dict, outputs: str) -> list[str]:
+    """The record's headline numbers (as the chapter prints them) that `outputs` does not show."""
+    expected = {"classifier_test_accuracy": f"{record['classifier_test_accuracy']:.4f}",
+                "mlm_accuracy": f"{record['mlm_accuracy']:.3f}"}
+    for version, seeds in record["mask_seeds"].items():
+        expected.update({f"mask_seeds.{version}.{seed}": f"{value:.4f}" for seed, value in seeds.items()})
+    for point in record["label_efficiency"] or []:
+        expected.update({f"label_efficiency.{point['labels']}.{kind}": f"{point[kind]:.4f}"
+                         for kind in ("pretrained", "scratch")})
+    expected.update({f"lm_val_perplexity.{i}": f"{value:.1f}" for i, value in enumerate(record["lm_val_perplexity"])})
+    shown = set(re.findall(r"\d+\.\d+", outputs))
+    return [f"{key} = {text}" for key, text in expected.items() if text not in shown]
+
+
+def test_chapter_9s_record_holds_the_numbers_its_outputs_show():
+    record = json.loads((ROOT / "chapters" / "results" / "09_imdb_bert.json").read_text())
+    outputs = "\n".join(_output_text(cell) for cell in code_cells(ROOT / "chapters" / "09_imdb_bert.ipynb"))
+    missing = record_numbers_missing_from_outputs(record, outputs)
+    assert not missing, f"chapters/results/09_imdb_bert.json holds numbers chapter 9's outputs do not show: {missing}"
+
+
+def test_the_record_check_catches_a_number_the_outputs_do_not_show():
+    record = {"classifier_test_accuracy": 0.88261, "mlm_accuracy": 0.2701, "mask_seeds": {"with": {"0": 0.85}},
+              "label_efficiency": [{"labels": 1000, "pretrained": 0.8117, "scratch": 0.7557}],
+              "lm_val_perplexity": [183.22]}
+    outputs = "test accuracy 0.8826; masked 0.270; seed 0 0.8500; 1,000 labels: 0.8117 and 0.7557; perplexity 183.2"
+    assert record_numbers_missing_from_outputs(record, outputs) == []
+    assert record_numbers_missing_from_outputs({**record, "classifier_test_accuracy": 0.8518}, outputs) == [
+        "classifier_test_accuracy = 0.8518"]
+    stale = {**record, "label_efficiency": [{"labels": 1000, "pretrained": 0.8121, "scratch": 0.7557}]}
+    assert record_numbers_missing_from_outputs(stale, outputs) == ["label_efficiency.1000.pretrained = 0.8121"]
