@@ -1,6 +1,8 @@
 """tl.book.kept: a chapter's trainings run once and are kept, per name and settings."""
 
 import json
+import re
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -84,3 +86,38 @@ def test_refusals_say_what_to_do(tmp_path):
     next(tmp_path.glob("m-*.json")).write_text("{ half")
     with pytest.raises(ValueError, match="damaged.*delete it"):
         trained_once(tmp_path, "m", {}, lambda: {})
+
+
+# The results a chapter keeps in the repository (chapters/results/*-kept/: trainings whose model is not used again,
+# so that a run of the chapter from the repository reads them instead of training for hours).
+COMMITTED_KEPT = sorted((Path(__file__).resolve().parents[1] / "chapters" / "results").glob("*-kept/*.json"))
+
+
+def kept_record_problems(path: Path) -> list[str]:
+    """Why a chapter would not read `path` as the kept result it claims to be (empty: it would)."""
+    record = json.loads(path.read_text())
+    missing = {"name", "settings", "result", "date", "machine", "minutes"} - set(record)
+    if missing:
+        return [f"{path.name}: no {', '.join(sorted(missing))}"]
+    stem = f"{re.sub(r'[^A-Za-z0-9]+', '-', record['name']).strip('-')}-{fingerprint(record['settings'])}"
+    problems = [] if path.stem == stem else [f"{path.name}: its name and settings make {stem}.json (edited by hand?)"]
+    if list(path.parent.glob("*.h5")):
+        problems.append(f"{path.parent.name}: weights belong in chapters/runs/, not in the repository")
+    return problems
+
+
+def test_the_kept_record_check_catches_a_hand_edit(tmp_path):
+    trained_once(tmp_path, "scratch, 1000 labels, seed 0", {"labels": 1000}, lambda: {"test_accuracy": 0.75},
+                 verbose=False)
+    (record,) = tmp_path.glob("*.json")
+    assert kept_record_problems(record) == []
+    saved = json.loads(record.read_text())
+    saved["settings"]["labels"] = 250  # a result claimed for other settings
+    record.write_text(json.dumps(saved))
+    assert "edited by hand" in kept_record_problems(record)[0]
+
+
+@pytest.mark.skipif(not COMMITTED_KEPT, reason="no chapter keeps results in the repository yet")
+@pytest.mark.parametrize("path", COMMITTED_KEPT, ids=lambda path: path.name)
+def test_results_kept_in_the_repository_are_what_the_chapter_would_read(path):
+    assert kept_record_problems(path) == []
