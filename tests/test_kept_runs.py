@@ -1,14 +1,13 @@
 """tl.book.kept: a chapter's trainings run once and are kept, per name and settings."""
 
 import json
-import re
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 
-from transformer_lib.book.kept import fingerprint, trained_once
+from transformer_lib.book.kept import fingerprint, kept_stem, trained_once
 
 
 def small_model(seed):
@@ -99,7 +98,7 @@ def kept_record_problems(path: Path) -> list[str]:
     missing = {"name", "settings", "result", "date", "machine", "minutes"} - set(record)
     if missing:
         return [f"{path.name}: no {', '.join(sorted(missing))}"]
-    stem = f"{re.sub(r'[^A-Za-z0-9]+', '-', record['name']).strip('-')}-{fingerprint(record['settings'])}"
+    stem = kept_stem(path.parent, record["name"], record["settings"]).name
     problems = [] if path.stem == stem else [f"{path.name}: its name and settings make {stem}.json (edited by hand?)"]
     if list(path.parent.glob("*.h5")):
         problems.append(f"{path.parent.name}: weights belong in chapters/runs/, not in the repository")

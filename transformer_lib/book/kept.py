@@ -31,6 +31,12 @@ def fingerprint(settings: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
+def kept_stem(run_dir, name: str, settings: dict) -> Path:
+    """Where `trained_once` keeps `name` trained with `settings`: run_dir/NAME-FINGERPRINT (the name's letters
+    and digits), to which it adds `.json` and `.weights.h5`."""
+    return Path(run_dir) / f"{re.sub(r'[^A-Za-z0-9]+', '-', name).strip('-')}-{fingerprint(settings)}"
+
+
 def as_json_data(result: dict, name: str) -> dict:
     """`result` with NumPy numbers and arrays (Keras histories hold them) as plain Python ones, so that
     a result trained now and one read back from its file are the same."""
@@ -59,7 +65,7 @@ def trained_once(run_dir, name: str, settings: dict, train: Callable[[], dict], 
     if model is not None and not model.built:
         raise ValueError(f"trained_once({name!r}): build the model first (call it on a batch), so that kept "
                          "weights can be loaded into it.")
-    stem = Path(run_dir) / f"{re.sub(r'[^A-Za-z0-9]+', '-', name).strip('-')}-{fingerprint(settings)}"
+    stem = kept_stem(run_dir, name, settings)
     record_path, weights_path = Path(f"{stem}.json"), Path(f"{stem}.weights.h5")
     if record_path.is_file() and (model is None or weights_path.is_file()):
         record = read_json(record_path, f"delete it to train {name!r} again")
