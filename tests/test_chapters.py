@@ -204,8 +204,12 @@ NOT_FROM_OUTPUTS = {
                      "30,522": "BERT's WordPiece vocabulary", "0.88": "the accuracy we aim for (the Keras example's)",
                      "0.87": "the Keras example's validation accuracy, low end",
                      "8,000": "the vocabulary size, a setting (printed as 8000)",
-                     **{n: "benchmarks/bert_labels_gpu.json (the GPU screen's budget_screen and all_labels)"
-                        for n in ("2.9", "5.4", "0.8889", "0.8734", "40", "60")}},
+                     "0.117": "the first edition's masked-token accuracy (its record, chapters/results/09_imdb_bert.json "
+                              "at commit baf1fd5)",
+                     "60": "the pretraining's masking rate, a setting (printed as 0.6)",
+                     "91.22": "NBSVM with bigrams on IMDB (Wang and Manning 2012, \"Baselines and Bigrams\", ACL)",
+                     **{n: "benchmarks/bert_finetune_protocol.json (global against per-weight clipping at 1,000 labels; "
+                           "the four-epoch mini-BERT on all labels at 3e-4)" for n in ("0.7921", "0.7925", "0.8799")}},
     "10_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
                        "4,000": "the paper's warm-up steps (§5.3), the recipes' setting",
                        "2,800": "the updates the per-update lines are read near (a setting of that cell)",
@@ -305,7 +309,8 @@ QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
                 "I don't know.": "an illustration of two Tatoeba sources sharing one target (the split's rule)"},
     "09_imdb_bert": {"Learning Word Vectors for Sentiment Analysis": "a paper's title (Maas et al. 2011)",
                      "Pre-training of Deep Bidirectional Transformers for Language Understanding":
-                         "a paper's title (Devlin et al. 2019)"},
+                         "a paper's title (Devlin et al. 2019)",
+                     "Text classification with Transformer": "the Keras example's title (keras.io, Nandan 2020)"},
 }
 
 
@@ -367,9 +372,13 @@ def record_numbers_missing_from_outputs(record: dict, outputs: str) -> list[str]
     for point in record["label_efficiency"] or []:
         expected.update({f"label_efficiency.{point['labels']}.{kind}": f"{point[kind]:.4f}"
                          for kind in ("pretrained", "scratch")})
-    expected.update({f"lm_val_perplexity.{i}": f"{value:.1f}" for i, value in enumerate(record["lm_val_perplexity"])})
     shown = set(re.findall(r"\d+\.\d+", outputs))
-    return [f"{key} = {text}" for key, text in expected.items() if text not in shown]
+    missing = [f"{key} = {text}" for key, text in expected.items() if text not in shown]
+    # The record rounds perplexities to 2 decimals and the chapter prints 1: 212.8549 is 212.85 there, 212.9 here.
+    printed = [float(n) for n in shown if len(n.split(".")[1]) == 1]
+    missing += [f"lm_val_perplexity.{i} = {value}" for i, value in enumerate(record["lm_val_perplexity"])
+                if not any(abs(n - value) <= 0.0501 for n in printed)]
+    return missing
 
 
 def test_chapter_9s_record_holds_the_numbers_its_outputs_show():
@@ -389,3 +398,7 @@ def test_the_record_check_catches_a_number_the_outputs_do_not_show():
         "classifier_test_accuracy = 0.8518"]
     stale = {**record, "label_efficiency": [{"labels": 1000, "pretrained": 0.8121, "scratch": 0.7557}]}
     assert record_numbers_missing_from_outputs(stale, outputs) == ["label_efficiency.1000.pretrained = 0.8121"]
+    # a perplexity the record rounded to 2 decimals is found printed at 1 (212.85 printed as 212.9), not one far off
+    assert record_numbers_missing_from_outputs({**record, "lm_val_perplexity": [183.15]}, outputs) == []
+    assert record_numbers_missing_from_outputs({**record, "lm_val_perplexity": [183.4]}, outputs) == [
+        "lm_val_perplexity.0 = 183.4"]

@@ -20,7 +20,6 @@ from transformer_lib.book.exercises import _core, decoding
 from transformer_lib.exercises import (
     check_accumulated_step,
     check_attention,
-    check_bert_masking,
     check_beam_step,
     check_causal_self_attention,
     check_combined_mask,
@@ -32,7 +31,7 @@ from transformer_lib.exercises import (
     check_group_pairs,
     check_length_penalty,
     check_look_ahead_mask,
-    check_masked_mean,
+    check_masked_max,
     check_nucleus_sampling,
     check_merge_heads,
     check_multi_head_attention,
@@ -40,6 +39,7 @@ from transformer_lib.exercises import (
     check_schedule,
     check_self_attention_layer,
     check_split_heads,
+    check_whole_word_masking,
 )
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
 
@@ -460,21 +460,38 @@ class GreedyStub(Greedy):
 
 
 # ---------------------------------------------------------------------------------------------
-# Chapter 9: the masked mean and BERT's masking
+# Chapter 9: max pooling with the mask, whole-word masking, nucleus sampling
 
 
-def masked_mean(x, ids):
-    real = (ids != 0)[..., None]
-    return (x * real).sum(axis=1) / real.sum(axis=1)
+def masked_max(x, ids):
+    return np.where((ids != 0)[..., None], x, -np.inf).max(axis=1)
 
 
-def bert_masking(ids, mask_id, rng, rate=0.15, mask_share=0.8, skip_special=True):
-    chosen = (rng.random(ids.shape) < rate) & ((ids > END_ID) if skip_special else (ids >= 0))
-    action = rng.random(ids.shape)
-    inputs = np.where(chosen & (action < mask_share), mask_id, ids)
-    random_ids = rng.integers(END_ID + 1, mask_id, size=ids.shape)
-    inputs = np.where(chosen & (action >= mask_share) & (action < mask_share + 0.1), random_ids, inputs)
-    return inputs, np.where(chosen, ids, 0)
+def whole_word_masking(ids, starts, mask_id, rng, by_word=True, decide_by_word=True, rate=0.15, mask_share=0.8,
+                       keep_by_word=True):
+    """BERT's masking by words, written with a loop over the words (the check vectorises its own)."""
+    inputs, labels = ids.copy(), np.zeros_like(ids)
+    for row in range(ids.shape[0]):
+        position = 0
+        while position < ids.shape[1]:
+            if ids[row, position] <= END_ID:
+                position += 1
+                continue
+            end = position + 1
+            while end < ids.shape[1] and ids[row, end] > END_ID and not starts[row, end]:
+                end += 1
+            pieces = range(position, end) if by_word else [[p] for p in range(position, end)]
+            for group in ([list(pieces)] if by_word else pieces):
+                if rng.random() < rate:
+                    actions = [rng.random()] * len(group) if decide_by_word else rng.random(len(group))
+                    for piece, action in zip(group, actions):
+                        labels[row, piece] = ids[row, piece]
+                        if action < mask_share:
+                            inputs[row, piece] = mask_id
+                        elif (action if keep_by_word else rng.uniform(mask_share, 1)) < mask_share + 0.1:
+                            inputs[row, piece] = rng.integers(END_ID + 1, mask_id)
+            position = end
+    return inputs, labels
 
 
 def nucleus(logits, p, rng, keep_crossing=True, sort=True, renormalise=True):
@@ -511,8 +528,8 @@ RIGHT = {
     check_length_penalty: lambda length, alpha: ((5 + length) / 6) ** alpha,
     check_beam_step: beam_step,
     check_greedy_translator: Greedy,
-    check_masked_mean: masked_mean,
-    check_bert_masking: bert_masking,
+    check_masked_max: masked_max,
+    check_whole_word_masking: whole_word_masking,
     check_nucleus_sampling: nucleus,
 }
 
@@ -582,12 +599,25 @@ WRONG = [  # (check, answer, what the message must say)
     (check_greedy_translator, GreedyGoingOnAfterEnd, "a row goes on after its END"),
     (check_greedy_translator, GreedyGeneratingPadding, "must never be generated"),
     (check_greedy_translator, GreedyWithoutCache, "runs the whole model on the prefix"),
-    (check_masked_mean, lambda x, ids: x.mean(axis=1), "padding positions count"),
-    (check_masked_mean, lambda x, ids: (x * (ids != 0)[..., None]).sum(axis=1) / ids.shape[1],
-     "divide by the number of real tokens"),
-    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, skip_special=False), "padding, START or END"),
-    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, mask_share=1.0), "mask id / chosen"),
-    (check_bert_masking, lambda ids, m, rng: bert_masking(ids, m, rng, rate=0.3), "chosen / real tokens"),
+    (check_masked_max, lambda x, ids: x.max(axis=1), "a padding position won"),
+    (check_masked_max, lambda x, ids: (x * (ids != 0)[..., None]).max(axis=1), "padding became 0"),
+    (check_masked_max, lambda x, ids: np.where((ids > END_ID)[..., None], x, -np.inf).max(axis=1),
+     "START and END were left out"),
+    (check_masked_max, lambda x, ids: np.where((ids != 0)[..., None], x, 0).max(axis=1), "padding became 0"),
+    (check_masked_max, lambda x, ids: np.where((ids != 0)[..., None], x, 0).sum(axis=1) / (ids != 0).sum(axis=1)[:, None],
+     "the answer differs"),  # the masked mean
+    (check_whole_word_masking, lambda ids, s, m, rng: whole_word_masking(ids, s, m, rng, by_word=False),
+     "a word was chosen only in part"),
+    (check_whole_word_masking, lambda ids, s, m, rng: whole_word_masking(ids, s, m, rng, decide_by_word=False),
+     "a chosen word was masked only in part"),
+    (check_whole_word_masking, lambda ids, s, m, rng: whole_word_masking(ids, s, m, rng, rate=0.3),
+     "chosen words / words"),
+    (check_whole_word_masking, lambda ids, s, m, rng: whole_word_masking(ids, s, m, rng, mask_share=0.9),
+     "masked words / chosen words"),
+    (check_whole_word_masking, lambda ids, s, m, rng: whole_word_masking(ids, s, m, rng, keep_by_word=False),
+     "unchanged words / chosen words"),  # masked as a word, but replaced or kept piece by piece
+    (check_whole_word_masking, lambda ids, s, m, rng: tl.mask_tokens(ids, m, seed=[1, 2]),
+     "a word was chosen only in part"),
     (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, p, rng, keep_crossing=False), "is kept too"),
     (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, p, rng, sort=False), "most likely down"),
     (check_nucleus_sampling, lambda logits, p, rng: nucleus(logits, 1.0, rng), "was drawn, but the nucleus"),
@@ -614,10 +644,10 @@ LIBRARY_SHORTCUTS = {  # the exercises that ask to write something the library h
     check_fit_step: FitStepOfTheLibrary,
     check_length_penalty: lambda length, alpha: library_decoding.length_penalty(length, alpha),
     check_greedy_translator: GreedyOfTheLibrary,
-    check_masked_mean: lambda x, ids: np.asarray(tl.masked_mean(x, ids)),
-    check_bert_masking: lambda ids, m, rng: tl.mask_tokens(ids, m, seed=[1, 2]),
 }
-NOTHING_TO_CALL = {check_concatenated_encoding, check_beam_step, check_nucleus_sampling}  # built on an earlier exercise, or no library twin
+# Built on an earlier exercise, or no library twin (the library pools by the mean and masks by pieces).
+NOTHING_TO_CALL = {check_concatenated_encoding, check_beam_step, check_nucleus_sampling, check_masked_max,
+                   check_whole_word_masking}
 
 
 def named(table):

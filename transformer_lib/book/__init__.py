@@ -21,6 +21,8 @@
 and estimated, said before a run starts; a copy kept on Google Drive; never a silent retraining.
 `kept` (kept.py) runs each of a chapter's trainings once and keeps its result and weights in
 `chapters/runs/`, so that a re-run of the chapter loads them (and says when they were trained).
+`records` (records.py) reads the committed benchmark records a chapter shows, and groups chapter 9's
+fine-tunings by the length of the pretraining they started from.
 
 The subpackages hold the rest of the teaching material: `diagrams` (matplotlib drawings of the
 architecture and of each chapter's idea), `figures` (interactive figures drawn in the browser; needs

@@ -25,7 +25,7 @@ from transformer_lib.book.exercises.basics import (
     check_look_ahead_mask,
     check_positional_encoding,
 )
-from transformer_lib.book.exercises.bert import check_bert_masking, check_masked_mean, check_nucleus_sampling
+from transformer_lib.book.exercises.bert import check_masked_max, check_nucleus_sampling, check_whole_word_masking
 from transformer_lib.book.exercises.decoding import check_beam_step, check_greedy_translator, check_length_penalty
 from transformer_lib.book.exercises.heads import (
     check_merge_heads,

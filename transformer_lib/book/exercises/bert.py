@@ -1,4 +1,4 @@
-"""Checks for chapter 9: the masked mean of a classifier, BERT's masking in NumPy, and nucleus sampling."""
+"""Checks for chapter 9: max pooling with the padding mask, BERT's masking by whole words, and nucleus sampling."""
 
 from __future__ import annotations
 
@@ -8,72 +8,89 @@ from transformer_lib.book.exercises._core import call_answer, compare, exercise
 from transformer_lib.tokenizer import END_ID
 
 
-@exercise("the masked mean", "padding neither counts in the sum nor in the number of positions.")
-def check_masked_mean(fn) -> None:
-    """Exercise (chapter 9): `fn(x, token_ids)` averages `x` `[batch, len, d]` over the non-padding positions."""
-    from transformer_lib.classifier import masked_mean
+@exercise("masked max pooling", "padding never wins the maximum, even where every real value is negative.")
+def check_masked_max(fn) -> None:
+    """Exercise (chapter 9): `fn(x, token_ids)` is the largest value of `x` `[batch, len, d]` in each of
+    its `d` dimensions over the real positions (ids not 0), `[batch, d]`: max pooling with the mask.
 
-    rng = np.random.default_rng(0)
-    for ids in ([[4, 0, 0, 0], [9, 8, 7, 6]], [[5, 6, 7, 0, 0]]):
-        ids = np.array(ids)
-        x = rng.normal(size=(*ids.shape, 3)).astype("float32")
-        real = (ids != 0)[..., None]
-        expected = (x * real).sum(axis=1) / real.sum(axis=1)
-        yours = call_answer("masked mean", fn, [masked_mean], x.copy(), ids.copy())
-        compare("masked mean", yours, expected, f"token_ids={ids.tolist()}",
-                hints=[(x.mean(axis=1), "the padding positions count: average over the real tokens only."),
-                       ((x * real).sum(axis=1) / ids.shape[1], "the sum leaves padding out, but you divide by the "
-                        "whole length: divide by the number of real tokens.")])
-
-
-@exercise("BERT's masking", "15% of the real tokens chosen, 80/10/10 masked, random, kept; labels only where chosen.")
-def check_bert_masking(fn) -> None:
-    """Exercise (chapter 9): `fn(token_ids, mask_id, rng)` is BERT's masking in NumPy: 15% of the real
-    tokens (ids above END) chosen; of those 80% become `mask_id`, 10% a random real token, 10% stay.
-    Returns `(inputs, labels)`: labels hold the original id where chosen, 0 elsewhere.
-
-    Masking is random, so the check compares shares on a large batch with those of the library's
-    `bert.mask_tokens` on the same batch, and checks the rules that hold for every token.
+    The encoder's outputs at padding are not zeros: here they are larger than every real value, and one
+    review's real values are all negative, so that neither padding nor a zero standing in for it can win.
     """
-    from transformer_lib.bert import mask_tokens
-
     rng = np.random.default_rng(0)
-    mask_id, rows, length = 500, 2000, 60  # ~9,000 chosen: shares within 0.03 at 5 sigma
-    lengths = rng.integers(3, length + 1, size=rows)
+    for ids in ([[1, 7, 2, 0, 0], [1, 9, 8, 6, 2]], [[1, 5, 6, 2, 0, 0, 0]]):
+        ids = np.array(ids)
+        real = (ids != 0)[..., None]
+        x = rng.normal(size=(*ids.shape, 3)).astype("float32")
+        x = np.where(real, x, 5.0 + np.abs(x))  # padding: larger than any real value
+        x[0] = np.where(real[0], -1.0 - np.abs(x[0]), x[0])  # the first review: every real value negative
+        expected = np.where(real, x, -np.inf).max(axis=1)
+        yours = call_answer("masked max", fn, [], x.copy(), ids.copy())
+        compare("masked max", yours, expected, f"token_ids={ids.tolist()}",
+                hints=[(x.max(axis=1), "a padding position won: the maximum must be over the real tokens only."),
+                       (np.where((ids > END_ID)[..., None], x, -np.inf).max(axis=1), "START and END were left "
+                        "out: they are real tokens here (only padding, id 0, is not), as in tl.masked_mean."),
+                       ((x * real).max(axis=1), "padding became 0 (multiplied by the mask, or set to 0), and 0 "
+                        "beats a review whose values are all negative: padding must be below every real value.")])
+
+
+@exercise("whole-word masking", "words are chosen whole, 15% of them, each masked, replaced or kept as one.")
+def check_whole_word_masking(fn) -> None:
+    """Exercise (chapter 9): `fn(token_ids, word_start, mask_id, rng)` is BERT's masking by words: 15% of
+    the words are chosen (a word: a piece with `word_start` True and the pieces after it up to the next
+    word start or special token); every piece of a chosen word gets its original id as label; of the
+    chosen words 80% have all their pieces replaced by `mask_id`, 10% all by random real tokens, 10% stay.
+    Returns `(inputs, labels)`, labels 0 where nothing was chosen.
+
+    Masking is random, so the check tests the rules that hold for every word, then the shares on a
+    large batch: of about 30,000 words 15% chosen (standard error 0.002, allowed 0.02), and of the
+    about 4,500 chosen 80% masked (0.006, allowed 0.03) and 10% unchanged (0.0045, allowed 0.02: a
+    word replaced piece by piece, some pieces kept, is not unchanged).
+    """
+    rng = np.random.default_rng(0)
+    mask_id, rows, length = 500, 2000, 60
     ids = np.zeros((rows, length), np.int32)
-    for row, n in enumerate(lengths):
+    starts = np.zeros((rows, length), bool)
+    for row, n in enumerate(rng.integers(4, length + 1, size=rows)):
         ids[row, :n] = [1, *rng.integers(END_ID + 1, mask_id, size=n - 2), 2]
-    answer = call_answer("BERT masking", fn, [mask_tokens], ids.copy(), mask_id, np.random.default_rng(1))
+        starts[row, 1:n - 1] = rng.random(n - 2) < 0.5  # about two pieces a word
+        starts[row, 1] = True  # the first piece of a review begins a word
+    answer = call_answer("whole-word masking", fn, [], ids.copy(), starts.copy(), mask_id, np.random.default_rng(1))
     inputs, labels = (np.asarray(part) for part in answer)
     if inputs.shape != ids.shape or labels.shape != ids.shape:
-        raise AssertionError(f"BERT masking: inputs {inputs.shape} and labels {labels.shape}, expected both {ids.shape}.")
-    chosen = labels != 0
-    special = ids <= END_ID
+        raise AssertionError(f"whole-word masking: inputs {inputs.shape} and labels {labels.shape}, expected both "
+                             f"{ids.shape}.")
+    chosen, special = labels != 0, ids <= END_ID
+    # Each piece's word: the position of the word's first piece (special tokens are words of their own).
+    positions = np.broadcast_to(np.arange(length), ids.shape)
+    word = np.maximum.accumulate(np.where(starts | special, positions, 0), axis=1)
+    first_of_word = np.take_along_axis(chosen, word, axis=1)
+    masked = inputs == mask_id
     rules = [
         (chosen & special, "a padding, START or END position was chosen; only real tokens (ids above END) may be"),
         (chosen & (labels != ids), "a label is not the original id of its position"),
         (~chosen & (inputs != ids), "a position that was not chosen changed; only chosen ones may"),
         (chosen & ((inputs <= END_ID) | (inputs > mask_id)), "a chosen position holds neither the mask id nor a real token"),
+        (~special & (chosen != first_of_word), "a word was chosen only in part: choose words, then every piece of a "
+                                               "chosen word"),
+        (chosen & (masked != np.take_along_axis(masked, word, axis=1)), "a chosen word was masked only in part: what "
+                                                                        "happens to a chosen word is decided once, for all its pieces"),
     ]
     for broken, message in rules:
         if broken.any():
             row, position = (int(i) for i in np.argwhere(broken)[0])
-            raise AssertionError(f"BERT masking: {message} (row {row}, position {position}: id {ids[row, position]}, "
-                                 f"input {inputs[row, position]}, label {labels[row, position]}).")
-    real = ~special
-    expected_inputs, expected_labels = (np.asarray(part) for part in mask_tokens(ids, mask_id, seed=[3, 4]))
-    reference = expected_labels != 0
-
-    def shares(inputs, chosen):
-        return {"chosen / real tokens": chosen[real].mean(), "mask id / chosen": (inputs[chosen] == mask_id).mean(),
-                "unchanged / chosen": (inputs[chosen] == ids[chosen]).mean()}
-
-    yours_shares, library_shares = shares(inputs, chosen), shares(expected_inputs, reference)
-    for name, yours in yours_shares.items():
-        expected = library_shares[name]
-        if abs(yours - expected) > 0.03:
-            raise AssertionError(f"BERT masking: {name} is {yours:.3f}; the library gives {expected:.3f} "
-                                 "(15% chosen; of those 80% masked, 10% random, 10% kept).")
+            raise AssertionError(f"whole-word masking: {message} (row {row}, position {position}: id "
+                                 f"{ids[row, position]}, input {inputs[row, position]}, label {labels[row, position]}).")
+    words = starts & ~special  # one entry per word: its first piece
+    chosen_words = words & chosen
+    kept = np.ones(ids.shape, bool)  # at a chosen word's first piece: whether all its pieces kept their ids
+    np.logical_and.at(kept, (np.nonzero(chosen)[0], word[chosen]), inputs[chosen] == ids[chosen])
+    shares = {"chosen words / words": (chosen_words.sum() / words.sum(), 0.15, 0.02),  # (yours, expected, allowed)
+              "masked words / chosen words": (masked[chosen_words].mean(), 0.8, 0.03),
+              "unchanged words / chosen words": (kept[chosen_words].mean(), 0.1, 0.02)}
+    for name, (yours, expected, allowed) in shares.items():
+        if abs(yours - expected) > allowed:
+            raise AssertionError(f"whole-word masking: {name} is {yours:.3f}, expected {expected} (15% of the words "
+                                 "chosen; of those 80% masked, 10% random, 10% kept).")
 
 
 @exercise("nucleus sampling", "only the nucleus is ever drawn, each of its tokens as often as its probability says.")
