@@ -16,7 +16,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # Offline data (see README): CI points this at ../shared/data when that folder exists.
 export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 
-.PHONY: grade diagrams test unit-tests notebooks student-notebooks book book-key site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
+.PHONY: ci-profile grade diagrams test unit-tests notebooks student-notebooks book book-key site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
 
 install: $(STAMP)
 
@@ -29,8 +29,23 @@ $(STAMP): requirements.txt benchmarks/requirements.txt pyproject.toml | $(BIN)/p
 	touch $@
 
 # Everything CI checks: unit tests, every chapter of both editions executed in quick mode (nbval), the
-# site built with warnings as errors, and every page opened in a real browser.
-test: unit-tests notebooks student-notebooks book site-check
+# site built with warnings as errors, and every page opened in a real browser. Each stage prints its wall
+# time (tools/ci_time.py); `make ci-profile` records them with the slowest tests in benchmarks/ci_time.json.
+STAGE = $(PYTHON) tools/ci_time.py stage
+# With CI_TIME_DIR set (make ci-profile sets it), every pytest run writes a JUnit report there.
+JUNIT = $(if $(CI_TIME_DIR),--junitxml=$(CI_TIME_DIR)/$(1).xml)
+test:
+	@$(STAGE) install $(MAKE) --no-print-directory install $(BOOK_ASSETS)
+	@$(STAGE) unit-tests $(MAKE) --no-print-directory unit-tests
+	@$(STAGE) notebooks $(MAKE) --no-print-directory notebooks
+	@$(STAGE) student-notebooks $(MAKE) --no-print-directory student-notebooks
+	@$(STAGE) book $(MAKE) --no-print-directory book
+	@$(STAGE) site-check $(MAKE) --no-print-directory site-check
+
+# Run .ci/run (make test, then make colab-check) and append its stages' minutes, the machine, and the 30
+# slowest tests to benchmarks/ci_time.json. ONEDNN_MAX_CPU_ISA=AVX2 imitates an AVX2-only CPU, roughly.
+ci-profile:
+	$(PYTHON) tools/ci_time.py profile --label "$(LABEL)"
 
 # Two pytest workers (pytest-xdist): most tests and quick-mode chapters keep about one core busy, and CI
 # has two (on a 2-core AMD EPYC: unit tests 18 min instead of 26, the chapters 4.3 min instead of 6.2).
@@ -39,15 +54,15 @@ test: unit-tests notebooks student-notebooks book site-check
 # PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= 2
 unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile tests
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests
 
 notebooks: $(STAMP)
-	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly chapters/
+	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly $(call JUNIT,notebooks) chapters/
 
 # The student edition as a student runs it outside Colab, exercises unwritten: each check prints "Not written
 # yet" instead of failing, and the rest of the chapter runs on the library's implementation.
 student-notebooks: $(STAMP)
-	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly student/chapters/
+	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly $(call JUNIT,student-notebooks) student/chapters/
 
 # MathJax is served by the site itself: fetched from the npm registry at build time, not committed.
 MATHJAX := _assets/mathjax/tex-chtml.js

@@ -55,6 +55,12 @@ def installed_versions(python: Path, names) -> dict[str, str]:
     return {name.lower(): version for name, version in json.loads(out).items()}
 
 
+def junit(name: str) -> list[str]:
+    """pytest's JUnit report option under CI_TIME_DIR, where `make ci-profile` reads test times."""
+    folder = os.environ.get("CI_TIME_DIR")
+    return [f"--junitxml={Path(folder) / name}.xml"] if folder else []
+
+
 def setup_cell() -> str:
     """The first code cell of chapter 1, the one every chapter starts with."""
     notebook = json.loads((ROOT / "chapters" / "01_data.ipynb").read_text())
@@ -131,7 +137,7 @@ def main() -> None:
     print(f"colab-check: the setup cell kept Colab's {', '.join(f'{n} {v}' for n, v in colab.items())}.")
     env = {**os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
     run(python, "-m", "pytest", "-n", "2", "--dist", "loadfile",  # two at a time, as in make notebooks
-        "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
+        "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q", *junit("colab-notebooks"),
         "-o", "addopts=", "-o", "pythonpath=", "chapters/", cwd=ROOT, env=env)
     check_fresh_runtime(python, env)
     print(f"colab-check: every chapter ran on tensorflow {after['tensorflow']} / keras {after['keras']} "
@@ -177,7 +183,7 @@ def check_fresh_runtime(python: Path, env: dict) -> None:
         run(python, "-c", found, cwd=folder, env=env)
         run(python, "-m", "benchmarks.throughput", "--help", cwd=folder, env=env, capture_output=True)
         run(python, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
-            "-o", "addopts=", "-o", "pythonpath=", "--rootdir", folder, folder, cwd=folder, env=env)
+            *junit("colab-fresh-runtime"), "-o", "addopts=", "-o", "pythonpath=", "--rootdir", folder, folder, cwd=folder, env=env)
         print("colab-check: chapters 8 and 10 ran in a fresh folder (chapter 8 trained because quick mode asks it to).")
 
 

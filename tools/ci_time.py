@@ -1,0 +1,130 @@
+"""Where CI's time goes: each stage's wall time, and the slowest tests.
+
+    python3 tools/ci_time.py stage NAME COMMAND...     run COMMAND, then print "ci stage NAME: 3.2 min"
+    python3 tools/ci_time.py profile [--label L]       run `bash .ci/run` here and append a record to
+                                                       benchmarks/ci_time.json       (make ci-profile)
+
+`make test` and `.ci/run` run every stage through `stage`, so CI's log shows where the time went. With
+CI_TIME_DIR set, each stage also appends its seconds to CI_TIME_DIR/stages.jsonl, and every pytest run
+of a stage writes a JUnit report there (the Makefile's JUNIT and `.ci/colab_check.py` add
+`--junitxml`); `profile` sets CI_TIME_DIR, runs CI's own script and reads both back.
+
+The record says when, on what CPU (its model, whether it has AVX-512, and whether ONEDNN_MAX_CPU_ISA
+was set: `ONEDNN_MAX_CPU_ISA=AVX2 make ci-profile` imitates an AVX2-only CPU, roughly) and at which
+commit the run was made. CI's budgets live in this record and the README, never in timed assertions.
+
+Standard library only: it runs before .venv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = ROOT / "benchmarks" / "ci_time.json"
+SLOWEST = 30
+
+
+def run_stage(name: str, command: list[str]) -> int:
+    """Run one stage, print its wall time (also when it fails) and log it under CI_TIME_DIR."""
+    start = time.monotonic()
+    code = subprocess.call(command)
+    seconds = time.monotonic() - start
+    status = "" if code == 0 else f" (failed, exit {code})"
+    print(f"ci stage {name}: {seconds / 60:.1f} min{status}", flush=True)
+    folder = os.environ.get("CI_TIME_DIR")
+    if folder:
+        with open(Path(folder) / "stages.jsonl", "a") as log:
+            log.write(json.dumps({"stage": name, "seconds": round(seconds, 1), "exit": code}) + "\n")
+    return code
+
+
+def machine() -> dict:
+    """The CPU as /proc/cpuinfo names it, its widest vector instructions, and the oneDNN stand-in."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "neither AVX2 nor AVX-512"
+    standin = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    return {"cpu": fields.get("model name", "unknown"), "cores": os.cpu_count(), "isa": isa,
+            "onednn_max_cpu_isa": standin, "avx2_standin": (standin or "").upper() == "AVX2"}
+
+
+def test_times(folder: Path) -> tuple[dict, list[dict]]:
+    """From the JUnit reports of a run: {stage: {passed, failed, skipped}} and every test's seconds."""
+    counts, tests = {}, []
+    for report in sorted(folder.glob("*.xml")):
+        stage = report.stem
+        count = counts.setdefault(stage, {"passed": 0, "failed": 0, "skipped": 0})
+        for case in ElementTree.parse(report).getroot().iter("testcase"):
+            outcome = ("failed" if case.find("failure") is not None or case.find("error") is not None
+                       else "skipped" if case.find("skipped") is not None else "passed")
+            count[outcome] += 1
+            name = f"{case.get('classname', '')}::{case.get('name', '')}"
+            tests.append({"stage": stage, "test": name, "seconds": round(float(case.get("time", 0)), 1)})
+    return counts, sorted(tests, key=lambda t: -t["seconds"])
+
+
+def profile(label: str, out: Path) -> int:
+    """Run .ci/run with stage logging on; append the record to `out`."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    with tempfile.TemporaryDirectory(prefix="ci-time-") as folder:
+        env = {**os.environ, "CI_TIME_DIR": folder}
+        start = time.monotonic()
+        code = subprocess.call(["bash", ".ci/run"], cwd=ROOT, env=env)
+        total = time.monotonic() - start
+        stages = [json.loads(line) for line in (Path(folder) / "stages.jsonl").read_text().splitlines()]
+        counts, tests = test_times(Path(folder))
+    record = {
+        "label": label,
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "commit": commit,
+        "command": "bash .ci/run",
+        "exit": code,
+        "machine": machine(),
+        "total_minutes": round(total / 60, 1),
+        "stages": [{"stage": s["stage"], "minutes": round(s["seconds"] / 60, 1), "exit": s["exit"]}
+                   for s in stages],
+        "tests_by_report": counts,  # one JUnit report per pytest run, named after its stage
+        "slowest_tests": tests[:SLOWEST],
+    }
+    runs = json.loads(out.read_text())["runs"] if out.exists() else []
+    out.write_text(json.dumps({"about": "CI's wall time by stage and its slowest tests, written by "
+                                        "`make ci-profile` (tools/ci_time.py)", "runs": [*runs, record]},
+                              indent=1) + "\n")
+    print(f"ci-profile: {record['total_minutes']} min in all, exit {code}; appended to {out}")
+    for stage in record["stages"]:
+        print(f"  {stage['stage']:<20} {stage['minutes']:6.1f} min")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    stage = verbs.add_parser("stage", help="run one stage and print its wall time")
+    stage.add_argument("name")
+    stage.add_argument("command", nargs=argparse.REMAINDER)
+    prof = verbs.add_parser("profile", help="run .ci/run and append a record to benchmarks/ci_time.json")
+    prof.add_argument("--label", default="", help="what this run measures, e.g. 'before' or 'after'")
+    prof.add_argument("--out", type=Path, default=RECORD)
+    args = parser.parse_args(argv)
+    if args.verb == "stage":
+        if not args.command:
+            parser.error("stage needs a command to run")
+        return run_stage(args.name, args.command)
+    return profile(args.label, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
