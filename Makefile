@@ -28,9 +28,11 @@ $(STAMP): requirements.txt benchmarks/requirements.txt pyproject.toml | $(BIN)/p
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-# Everything CI checks: unit tests, every chapter of both editions executed in quick mode (nbval), the
-# site built with warnings as errors, and every page opened in a real browser. Each stage prints its wall
-# time (tools/ci_time.py); `make ci-profile` records them with the slowest tests in benchmarks/ci_time.json.
+# Everything CI checks: unit tests, every chapter executed in quick mode (nbval), the site built with
+# warnings as errors, every page opened in a real browser, and colab-check: the student edition's chapters
+# on Colab's versions. Each edition runs once, in the environment its readers use: the key in .venv, the
+# student edition (what Colab opens) in .venv-colab. Each stage prints its wall time (tools/ci_time.py);
+# `make ci-profile` records them with the slowest tests in benchmarks/ci_time.json.
 STAGE = $(PYTHON) tools/ci_time.py stage
 # With CI_TIME_DIR set (make ci-profile sets it), every pytest run writes a JUnit report there.
 JUNIT = $(if $(CI_TIME_DIR),--junitxml=$(CI_TIME_DIR)/$(1).xml)
@@ -38,11 +40,11 @@ test:
 	@$(STAGE) install $(MAKE) --no-print-directory install $(BOOK_ASSETS)
 	@$(STAGE) unit-tests $(MAKE) --no-print-directory unit-tests
 	@$(STAGE) notebooks $(MAKE) --no-print-directory notebooks
-	@$(STAGE) student-notebooks $(MAKE) --no-print-directory student-notebooks
 	@$(STAGE) book $(MAKE) --no-print-directory book
 	@$(STAGE) site-check $(MAKE) --no-print-directory site-check
+	@$(STAGE) colab-check $(MAKE) --no-print-directory colab-check
 
-# Run .ci/run (make test, then make colab-check) and append its stages' minutes, the machine, and the 30
+# Run .ci/run (make test) and append its stages' minutes, the machine, and the 30
 # slowest tests to benchmarks/ci_time.json. ONEDNN_MAX_CPU_ISA=AVX2 imitates an AVX2-only CPU, roughly.
 ci-profile:
 	$(PYTHON) tools/ci_time.py profile --label "$(LABEL)"
@@ -53,14 +55,18 @@ ci-profile:
 # module's fixtures built once; conftest.py runs chapter 8 after chapter 7, whose translator it reads.
 # PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= 2
+# The trained tiny translator many tests share is trained first, on every core, and kept in .pytest_cache
+# (tests/tiny_translator.py): the workers then load it instead of each training its own.
 unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
+	$(BIN)/python tests/tiny_translator.py
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests
 
 notebooks: $(STAMP)
 	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly $(call JUNIT,notebooks) chapters/
 
 # The student edition as a student runs it outside Colab, exercises unwritten: each check prints "Not written
-# yet" instead of failing, and the rest of the chapter runs on the library's implementation.
+# yet" instead of failing, and the rest of the chapter runs on the library's implementation. make test runs
+# the student edition under Colab's versions instead (colab-check), where its readers run it.
 student-notebooks: $(STAMP)
 	BOOK_QUICK=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --nbval-lax --nbval-current-env -p no:randomly $(call JUNIT,student-notebooks) student/chapters/
 

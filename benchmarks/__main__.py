@@ -59,7 +59,7 @@ FULL = {
 
 # The same code at toy sizes, for the test suite.
 TOY = {
-    "corpus": "synthetic",
+    "corpus": "synthetic/small",
     "vocab_size": 300,
     "max_length": 24,
     "batch_tokens": 256,

@@ -46,7 +46,7 @@ RUNS = {
     "+ news": ("Tatoeba + WMT news, same number of updates", dict(corpus="tatoeba+newstest/rus-eng"), {}),
 }
 # --toy: the same code at toy sizes on the synthetic corpus, for the test suite (its numbers mean nothing)
-TOY = (dict(corpus="synthetic", vocab_size=400, warmup_steps=20), dict(num_layers=1, d_model=32, num_heads=2, dff=64))
+TOY = (dict(corpus="synthetic/small", vocab_size=400, warmup_steps=20), dict(num_layers=1, d_model=32, num_heads=2, dff=64))
 SLOW_FIRST = ["wide", "+ news", "paper", "joint 8k"]  # long runs start first, so the workers end together
 
 

@@ -58,7 +58,7 @@ RUNS = {
     "4k + attention dropout 0.1": ("vocab 4k, and attention dropout 0.1", dict(vocab_size=4000, attention_dropout=0.1), {}),
 }
 # --toy: the same code at toy sizes on the synthetic corpus, for the test suite (its numbers mean nothing)
-TOY = (dict(corpus="synthetic", vocab_size=400, warmup_steps=20), dict(num_layers=1, d_model=32, num_heads=2, dff=64))
+TOY = (dict(corpus="synthetic/small", vocab_size=400, warmup_steps=20), dict(num_layers=1, d_model=32, num_heads=2, dff=64))
 
 
 def row_recipe(name: str, toy: bool = False) -> tuple[Recipe, dict]:

@@ -69,7 +69,7 @@ RECIPES = {
 COMPARED = ("ours", "TF tutorial")  # what a run measures by default, and make bench's row
 # The size all compare at is the default recipe's (Tatoeba rus-eng, `small`, 8,000 pieces, 64 tokens);
 # --toy: the same code at toy sizes on the synthetic corpus, for the test suite (its numbers mean nothing).
-TOY = dict(corpus="synthetic", preset="tiny", vocab_size=400, max_length=24, warmup_steps=50)
+TOY = dict(corpus="synthetic/small", preset="tiny", vocab_size=400, max_length=24, warmup_steps=50)
 
 
 class _Reached(Exception):

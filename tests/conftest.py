@@ -1,4 +1,5 @@
 import os
+import shutil
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # Floating-point sums of a trained outcome depend on how many threads split them (TensorFlow's
@@ -50,21 +51,11 @@ requires_shared_data = pytest.mark.skipif(
 @pytest.fixture(scope="session")
 def trained_tiny(tmp_path_factory):
     """The `tiny` preset trained on the synthetic task (numbers in Russian words -> English words),
-    saved as a translator directory. About a minute on 2 CPU cores; shared by every test that needs
-    a model that really translates. 30 epochs let it converge fully: every measured run (seeds 0
-    and 1; 1, 2 and 4 threads; a 2-core AMD EPYC) translates all 512 held-out numbers exactly, and
-    20 epochs still give 98.4%."""
-    import transformer_lib as tl
-    from transformer_lib.decoding import Translator
-    from transformer_lib.export import save_translator
-    from transformer_lib.objective import make_optimizer
-    from transformer_lib.training import train
+    saved as a translator directory: a model that really translates, shared by every test that needs
+    one. It is trained once and kept on disk (tests/tiny_translator.py says how, and why it can be
+    trusted); each worker gets its own copy, which a test may change."""
+    from tiny_translator import trained_tiny_translator
 
-    keras.utils.set_random_seed(0)
-    tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
-    batches = tl.make_batches(tl.load_parallel_corpus("synthetic", "train"), tokenizers, batch_tokens=1024,
-                              max_length=24, verbose=False)
-    model = tl.Transformer.from_preset("tiny", tokenizers[0].vocab_size, tokenizers[1].vocab_size, dropout_rate=0.0)
-    train(model, batches, epochs=30, optimizer=make_optimizer(64, warmup_steps=300), verbose=0)
-    directory = save_translator(Translator(model, *tokenizers, max_length=24), tmp_path_factory.mktemp("tiny"))
-    return directory
+    copy = tmp_path_factory.mktemp("tiny") / "translator"
+    shutil.copytree(trained_tiny_translator(), copy)
+    return copy

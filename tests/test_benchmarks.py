@@ -294,19 +294,19 @@ def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlie
     from benchmarks.small_data_study import RUNS, main as small_data_study
 
     out = tmp_path / "study.json"
-    first = small_data_study(["--toy", "--epochs", "1", "--only", "center,sampling 0.1", "--out", str(out)])
+    first = small_data_study(["--toy", "--epochs", "1", "--only", "sampling 0.1", "--out", str(out)])
     assert json.loads(out.read_text()) == first
-    assert [row["name"] for row in first["rows"]] == ["center", "sampling 0.1"]
-    alphas = {row["name"]: row["recipe"]["sampling_alpha"] for row in first["rows"]}
-    assert alphas == {"center": None, "sampling 0.1": 0.1}  # each row changes what it says
-    for row in first["rows"]:
+    assert [row["name"] for row in first["rows"]] == ["sampling 0.1"]
+    second = small_data_study(["--toy", "--epochs", "1", "--only", "smoothing 0.2", "--out", str(out)])
+    assert [row["name"] for row in second["rows"]] == ["sampling 0.1", "smoothing 0.2"]  # earlier rows kept
+    assert second["not_run"] == [name for name in RUNS if name not in ("sampling 0.1", "smoothing 0.2")]
+    sampled, smoothed = (row["recipe"] for row in second["rows"])  # each row changes what it says, and only that
+    assert (sampled["sampling_alpha"], smoothed["sampling_alpha"]) == (0.1, None)
+    assert smoothed["label_smoothing"] == 0.2 != sampled["label_smoothing"]
+    for row in second["rows"]:
         assert 0 <= row["val_beam_bleu"] <= 100 and 0 <= row["val_beam_chrf"] <= 100
         assert len(row["val_greedy_bleu"]) == len(row["val_loss"]) == 1 and row["seconds_per_epoch"] > 0
-    second = small_data_study(["--toy", "--epochs", "1", "--only", "smoothing 0.2", "--out", str(out)])
-    assert [row["name"] for row in second["rows"]] == ["center", "sampling 0.1", "smoothing 0.2"]  # earlier rows kept
-    assert second["not_run"] == [name for name in RUNS if name not in ("center", "sampling 0.1", "smoothing 0.2")]
-    assert second["rows"][2]["recipe"]["label_smoothing"] == 0.2
-    assert "center: val beam BLEU" in capsys.readouterr().out
+    assert "sampling 0.1: val beam BLEU" in capsys.readouterr().out
 
 
 def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it_says(tmp_path, capsys):

@@ -39,7 +39,7 @@ def test_translate_and_evaluate_a_saved_translator(trained_tiny, capsys):
 
 def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
     out = tmp_path / "run"
-    summary = main(["train", "--corpus", "synthetic", "--preset", "tiny", "--epochs", "1", "--vocab-size", "400",
+    summary = main(["train", "--corpus", "synthetic/small", "--preset", "tiny", "--epochs", "1", "--vocab-size", "400",
                     "--batch-tokens", "4096", "--warmup-steps", "50", "--out", str(out)])
     assert len(summary["history"]["loss"]) == 1 and (out / "model.keras").is_file()
     assert not summary["joint_vocab"] and summary["dropout_rate"] == 0.2 and summary["warmup"] == 50

@@ -323,6 +323,17 @@ def test_synthetic_corpus_splits_are_deterministic_and_complete():
     assert [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()] == splits[2]
 
 
+def test_the_small_synthetic_corpus_is_every_seventh_number_and_its_splits_are_the_big_ones():
+    small = {split: load_parallel_corpus("synthetic/small", split) for split in ("train", "validation", "test")}
+    numbers = {synthetic.russian_number(n): n for n in range(10_000)}
+    everything = [numbers[source] for pairs in small.values() for source, _ in pairs]
+    assert sorted(everything) == list(range(0, 10_000, 7))  # 1,429 pairs, each number once
+    assert {n % 10 for n in everything} == set(range(10))  # every last digit occurs
+    for split, pairs in small.items():  # a number keeps the split it has in the whole corpus
+        assert set(pairs) <= set(load_parallel_corpus("synthetic", split)), split
+    assert len(small["validation"]) >= 40 and len(small["test"]) >= 40
+
+
 # --- Batches -------------------------------------------------------------------------------------
 
 

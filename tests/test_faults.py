@@ -247,7 +247,7 @@ def test_a_truncated_file_is_named_as_damaged(saved, name, message):
 
 # --- Training runs: records, resume, changed settings, damaged checkpoints ---
 
-RUN = dict(corpus="synthetic", preset="tiny", vocab_size=400, batch_tokens=4096, max_length=24, warmup_steps=50,
+RUN = dict(corpus="synthetic/small", preset="tiny", vocab_size=400, batch_tokens=4096, max_length=24, warmup_steps=50,
            verbose=0)
 
 
@@ -612,7 +612,7 @@ def test_a_run_too_big_for_the_memory_is_refused_before_any_work(change, message
 
 # --- Telling the user: a finished run, Ctrl-C, a full disk ---
 
-CLI_RUN = ["train", "--corpus", "synthetic", "--preset", "tiny", "--vocab-size", "400", "--batch-tokens", "4096",
+CLI_RUN = ["train", "--corpus", "synthetic/small", "--preset", "tiny", "--vocab-size", "400", "--batch-tokens", "4096",
            "--max-length", "24", "--warmup-steps", "50"]
 
 

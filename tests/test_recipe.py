@@ -111,7 +111,7 @@ def test_batch_tokens_and_batch_size_together_are_refused(capsys, tmp_path):
 
 
 def test_a_run_records_its_whole_recipe_and_refuses_to_resume_with_another(tmp_path):
-    recipe = Recipe(corpus="synthetic", preset="tiny", epochs=1, vocab_size=400, batch_tokens=4096, max_length=24,
+    recipe = Recipe(corpus="synthetic/small", preset="tiny", epochs=1, vocab_size=400, batch_tokens=4096, max_length=24,
                     warmup_steps=50)
     out = tmp_path / "run"
     summary = tl.train_translator(out, recipe, verbose=0)

@@ -28,6 +28,8 @@
   Tatoeba, all with training pairs): 17,475 + 9,468 = 26,943 training pairs.
 - ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
   words, generated in code (`synthetic.py`): a real (tiny) translation task with no data to fetch.
+- ``"synthetic/small"``: every seventh of those numbers (1,429 pairs; every last digit still occurs),
+  split the same way: for runs that must take seconds (toy benchmarks, tests of training mechanics).
 
 Offline copies: when the environment variable ``TRANSFORMER_BOOK_DATA`` is set, files are read from
 there (same layout as the downloads), checked against the same sha256, and nothing is downloaded.
@@ -85,8 +87,10 @@ SMARTOOL_SHA256 = {  # the four level files, A1 to B2 (the offline folder's READ
 SMARTOOL_COLUMNS = ("Target language example sentence", "User language translation")  # Russian, English
 SMARTOOL_NO_SENTENCE = ("", "_")  # what a SMARTool cell holds when a row has no example sentence
 TATOEBA_SMARTOOL = "tatoeba+smartool/rus-eng"
+SYNTHETIC_SMALL = "synthetic/small"
+SYNTHETIC_SMALL_STRIDE = 7  # every 7th number: 1,429 pairs, every last digit among them
 CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL,
-           *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic")
+           *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic", SYNTHETIC_SMALL)
 
 
 def load_parallel_corpus(
@@ -125,6 +129,8 @@ def load_parallel_corpus(
         pairs = _ted_pairs(name, split, data_dir, download)
     elif name == "synthetic":
         pairs = split_pairs(synthetic_pairs(), split)
+    elif name == SYNTHETIC_SMALL:
+        pairs = split_pairs(synthetic_pairs()[::SYNTHETIC_SMALL_STRIDE], split)
     else:
         raise ValueError(f"Unknown corpus {name!r}; choose one of {CORPORA}.")
     if not as_dataset:

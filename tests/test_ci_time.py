@@ -1,0 +1,64 @@
+"""CI's time profile (tools/ci_time.py, `make ci-profile`) and what `make test` runs, stage by stage."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import ci_time  # noqa: E402
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.test_a" name="test_fast" time="0.25"/>
+  <testcase classname="tests.test_a" name="test_slow" time="12.5"/>
+  <testcase classname="tests.test_b" name="test_broken" time="3.0"><failure message="boom"/></testcase>
+  <testcase classname="tests.test_b" name="test_skipped" time="0.0"><skipped message="no data"/></testcase>
+  <testcase classname="chapters.07_training.ipynb" name="Cell 14" time="80.0"/>
+</testsuite></testsuites>
+"""
+
+
+def test_a_stage_prints_its_minutes_logs_its_seconds_and_keeps_the_commands_exit_code(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CI_TIME_DIR", str(tmp_path))
+    assert ci_time.run_stage("works", [sys.executable, "-c", "pass"]) == 0
+    assert ci_time.run_stage("breaks", [sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    printed = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"ci stage works: \d+\.\d min", printed[0])
+    assert re.fullmatch(r"ci stage breaks: \d+\.\d min \(failed, exit 3\)", printed[1])
+    logged = [json.loads(line) for line in (tmp_path / "stages.jsonl").read_text().splitlines()]
+    assert [(row["stage"], row["exit"]) for row in logged] == [("works", 0), ("breaks", 3)]
+    assert all(row["seconds"] >= 0 for row in logged)
+
+
+def test_the_junit_reports_give_each_reports_counts_and_the_tests_slowest_first(tmp_path):
+    (tmp_path / "unit-tests.xml").write_text(JUNIT)
+    counts, tests = ci_time.test_times(tmp_path)
+    assert counts == {"unit-tests": {"passed": 3, "failed": 1, "skipped": 1}}
+    assert [t["seconds"] for t in tests] == [80.0, 12.5, 3.0, 0.2, 0.0]  # 0.25 kept to one decimal
+    assert tests[0] == {"stage": "unit-tests", "test": "chapters.07_training.ipynb::Cell 14", "seconds": 80.0}
+
+
+def test_the_machine_names_its_vector_instructions_and_the_avx2_stand_in(monkeypatch):
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    described = ci_time.machine()
+    assert described["isa"] in ("AVX-512", "AVX2", "neither AVX2 nor AVX-512")
+    assert described["avx2_standin"] is True and described["onednn_max_cpu_isa"] == "AVX2"
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA")
+    assert ci_time.machine()["avx2_standin"] is False
+
+
+def test_make_test_times_every_stage_and_runs_each_edition_of_the_chapters_once():
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
+    stages = re.findall(r"\$\(STAGE\) (\S+) \$\(MAKE\) --no-print-directory (\S+)", recipe)
+    assert [name for name, _ in stages] == ["install", "unit-tests", "notebooks", "book", "site-check", "colab-check"]
+    assert all(name == target for name, target in stages[1:])
+    notebooks = next(line for line in makefile.splitlines() if "--nbval" in line and line.endswith(" chapters/"))
+    assert "$(call JUNIT,notebooks)" in notebooks  # the key, in .venv
+    colab = (ROOT / ".ci" / "colab_check.py").read_text()
+    assert '"student/chapters/", fresh, cwd=ROOT' in colab and '"chapters/",' not in colab  # the student edition
+    run = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in run and "make colab-check" not in run  # colab-check is make test's last stage
