@@ -62,3 +62,43 @@ def test_make_test_times_every_stage_and_runs_each_edition_of_the_chapters_once(
     assert '"student/chapters/", fresh, cwd=ROOT' in colab and '"chapters/",' not in colab  # the student edition
     run = (ROOT / ".ci" / "run").read_text()
     assert "make test" in run and "make colab-check" not in run  # colab-check is make test's last stage
+
+
+def test_the_shared_tiny_translator_is_trained_again_when_the_library_or_its_settings_change(tmp_path, monkeypatch):
+    import shutil
+
+    import tiny_translator
+
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT / "transformer_lib", copy / "transformer_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(tiny_translator, "ROOT", copy)
+    first = tiny_translator.cache_key()
+    assert tiny_translator.cache_key() == first  # the same source, the same key
+    attention = copy / "transformer_lib" / "attention.py"
+    attention.write_text(attention.read_text() + "\n# one more line\n")
+    second = tiny_translator.cache_key()
+    assert second != first
+    monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 29)
+    assert tiny_translator.cache_key() not in (first, second)
+
+
+def test_the_shared_tiny_translator_is_trained_once_and_then_read_from_its_folder(tmp_path, monkeypatch):
+    import tiny_translator
+
+    trained = []
+
+    def fake_training(directory):
+        trained.append(directory)
+        directory.mkdir(parents=True)
+        (directory / "model.keras").write_text("weights")
+
+    monkeypatch.setattr(tiny_translator, "train_into", fake_training)
+    first = tiny_translator.trained_tiny_translator(tmp_path)
+    again = tiny_translator.trained_tiny_translator(tmp_path)
+    assert first == again == trained[0] and len(trained) == 1
+    record = json.loads((first.parent / "trained.json").read_text())
+    assert record["settings"] == tiny_translator.SETTINGS and record["seconds"] >= 0
+    (first.parent / "trained.json").unlink()  # a training that never finished is done again, from scratch
+    (first / "half-written").write_text("")
+    tiny_translator.trained_tiny_translator(tmp_path)
+    assert len(trained) == 2 and not (first / "half-written").exists()

@@ -38,7 +38,8 @@ def cache_key() -> str:
 
     digest = hashlib.sha256(json.dumps(SETTINGS, sort_keys=True).encode())
     digest.update(f"tensorflow {tf.__version__} keras {keras.__version__}".encode())
-    for path in [Path(__file__).resolve(), *sorted((ROOT / "transformer_lib").rglob("*.py"))]:
+    digest.update(Path(__file__).read_bytes())
+    for path in sorted((ROOT / "transformer_lib").rglob("*.py")):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
