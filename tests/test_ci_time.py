@@ -39,6 +39,9 @@ def test_the_junit_reports_give_each_reports_counts_and_the_tests_slowest_first(
     assert counts == {"unit-tests": {"passed": 3, "failed": 1, "skipped": 1}}
     assert [t["seconds"] for t in tests] == [80.0, 12.5, 3.0, 0.2, 0.0]  # 0.25 kept to one decimal
     assert tests[0] == {"stage": "unit-tests", "test": "chapters.07_training.ipynb::Cell 14", "seconds": 80.0}
+    files = ci_time.file_times(tests)
+    assert [(row["file"], row["seconds"]) for row in files] == [
+        ("chapters.07_training.ipynb", 80.0), ("tests.test_a", 12.7), ("tests.test_b", 3.0)]
 
 
 def test_the_machine_names_its_vector_instructions_and_the_avx2_stand_in(monkeypatch):

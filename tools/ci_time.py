@@ -75,6 +75,17 @@ def test_times(folder: Path) -> tuple[dict, list[dict]]:
     return counts, sorted(tests, key=lambda t: -t["seconds"])
 
 
+def file_times(tests: list[dict]) -> list[dict]:
+    """The seconds of each test file (a notebook: its cells), slowest first: what one worker of
+    `--dist loadfile` runs in one go."""
+    totals: dict[tuple[str, str], float] = {}
+    for test in tests:
+        key = (test["stage"], test["test"].split("::")[0])
+        totals[key] = totals.get(key, 0.0) + test["seconds"]
+    rows = [{"stage": stage, "file": name, "seconds": round(seconds, 1)} for (stage, name), seconds in totals.items()]
+    return sorted(rows, key=lambda row: -row["seconds"])
+
+
 def profile(label: str, out: Path) -> int:
     """Run .ci/run with stage logging on; append the record to `out`."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
@@ -98,6 +109,7 @@ def profile(label: str, out: Path) -> int:
                    for s in stages],
         "tests_by_report": counts,  # one JUnit report per pytest run, named after its stage
         "slowest_tests": tests[:SLOWEST],
+        "slowest_files": file_times(tests)[:SLOWEST],
     }
     runs = json.loads(out.read_text())["runs"] if out.exists() else []
     out.write_text(json.dumps({"about": "CI's wall time by stage and its slowest tests, written by "
