@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import subprocess
@@ -49,14 +50,13 @@ def run_stage(name: str, command: list[str]) -> int:
 
 
 def machine() -> dict:
-    """The CPU as /proc/cpuinfo names it, its widest vector instructions, and the oneDNN stand-in."""
-    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    fields = {key.strip(): value.strip() for key, value in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "neither AVX2 nor AVX-512"
+    """The CPU (transformer_lib.machine's reading of it), its widest vector instructions, the oneDNN stand-in."""
+    spec = importlib.util.spec_from_file_location("machine", ROOT / "transformer_lib" / "machine.py")
+    module = importlib.util.module_from_spec(spec)  # the file alone: the package would import TensorFlow
+    spec.loader.exec_module(module)
+    name, vector = module.cpu_name_and_vector()
     standin = os.environ.get("ONEDNN_MAX_CPU_ISA")
-    return {"cpu": fields.get("model name", "unknown"), "cores": os.cpu_count(), "isa": isa,
+    return {"cpu": name, "cores": os.cpu_count(), "isa": vector or "neither AVX2 nor AVX-512",
             "onednn_max_cpu_isa": standin, "avx2_standin": (standin or "").upper() == "AVX2"}
 
 

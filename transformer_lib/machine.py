@@ -25,6 +25,12 @@ def cpu_model(cpuinfo: str | None = None) -> str:
     AVX2 alone, so the name without the instructions does not say how fast a run was. Read from
     `cpuinfo` (the text of Linux's /proc/cpuinfo, read when not given); elsewhere, what `platform` knows.
     """
+    name, vector = cpu_name_and_vector(cpuinfo)
+    return f"{name} with {vector}" if vector else name
+
+
+def cpu_name_and_vector(cpuinfo: str | None = None) -> tuple[str, str | None]:
+    """`cpu_model`'s two parts: the model name, and "AVX-512", "AVX2" or None."""
     if cpuinfo is None:
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text()
@@ -36,5 +42,4 @@ def cpu_model(cpuinfo: str | None = None) -> str:
         fields.setdefault(key.strip(), value.strip())  # the first processor's
     name = fields.get("model name") or platform.processor() or platform.machine()
     flags = set(fields.get("flags", "").split())
-    vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
-    return f"{name} with {vector}" if vector else name
+    return name, "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else None
