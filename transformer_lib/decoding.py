@@ -32,9 +32,12 @@ from transformer_lib.text_checks import as_text_list, main_script, warn_unusual_
 from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
 
 
+_ANY_IDS_AND_LENGTH = (tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([], tf.int32))
+
+
 def _run_compiled(model, name: str, loop, source_ids, max_length: int, jit_compile: bool) -> np.ndarray:
     """`loop(source_ids, max_length)` run as one graph. Each model keeps one `tf.function` per purpose,
-    traced with flexible shapes and reused across calls. XLA needs `max_length` as a constant, so with
+    traced once for any batch size and length and reused across calls. XLA needs `max_length` as a constant, so with
     `jit_compile` each length gets its own function (and XLA compiles once per input shape)."""
     functions = model.__dict__.setdefault("_decoding_functions", {})
     if jit_compile:
@@ -42,8 +45,8 @@ def _run_compiled(model, name: str, loop, source_ids, max_length: int, jit_compi
         if key not in functions:
             functions[key] = tf.function(lambda s: loop(s, max_length), jit_compile=True, reduce_retracing=True)
         return functions[key](source_ids).numpy()
-    if name not in functions:
-        functions[name] = tf.function(loop, reduce_retracing=True)
+    if name not in functions:  # any batch, any source length: traced once
+        functions[name] = tf.function(loop, input_signature=_ANY_IDS_AND_LENGTH)
     return functions[name](source_ids, tf.constant(max_length, tf.int32)).numpy()
 
 

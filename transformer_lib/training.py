@@ -134,7 +134,7 @@ def train(
                 for i, number in enumerate(history["epoch"]):
                     results = {name: values[i] for name, values in history.items() if name != "epoch"}
                     print(epoch_line(number, epochs, steps, results) + "  (before this call)")
-        update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
+        update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_ds)
         while int(epoch.numpy()) < epochs:
             if verbose == 1:
                 print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
@@ -208,9 +208,10 @@ def _prepared_optimizer(model, optimizer, strategy):
     return optimizer
 
 
-def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile):
+def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_ds=None):
     """`train_step` and `evaluate_step` run on every replica of `strategy`, as TensorFlow graphs
-    (`jit_compile`: each replica's step compiled by XLA). They return the global batch's loss and accuracy."""
+    (`jit_compile`: each replica's step compiled by XLA). They return the global batch's loss and accuracy.
+    The evaluation graph is traced once, for `val_ds`'s batches of any shape."""
     def replica_update(batch, tokens):
         return train_step(model, optimizer, batch, label_smoothing, tokens)
 
@@ -228,7 +229,9 @@ def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile)
         return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
 
     update = tf.function(lambda iterator: on_replicas(replica_update, next(iterator)), reduce_retracing=True)
-    evaluate = tf.function(lambda batch: on_replicas(replica_evaluation, batch), reduce_retracing=True)
+    any_batch = None if val_ds is None else [strategy.experimental_distribute_dataset(val_ds).element_spec]
+    evaluate = tf.function(lambda batch: on_replicas(replica_evaluation, batch), input_signature=any_batch,
+                           reduce_retracing=True)
     return update, evaluate
 
 
