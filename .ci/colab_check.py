@@ -17,12 +17,14 @@ installed exactly the way their setup cell installs it.
    train) it says so before it trains and runs to the end; chapter 10 and its exercises' benchmarks
    come from the installed package.
 
-Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone.
+Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone;
+`--prepare` runs steps 5 and 1 (`make test` runs it while it installs .venv), which a later run then skips.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -124,15 +126,32 @@ def check_python_313_wheels() -> None:
           f"({', '.join(sorted(w.split('-')[0] + ' ' + w.split('-')[1] for w in wheels if w.split('-')[0].lower() in ('tensorflow', 'keras', 'numpy', 'sentencepiece', 'sacrebleu')))}).")
 
 
-def main() -> None:
+def prepare() -> Path:
+    """Steps 5 and 1: the Python 3.13 wheel check, then .venv-colab with Colab's versions and the tools.
+    Each is skipped when it was done for the same requirement files (a stamp in .venv-colab holds their
+    hash): `make test` prepares while it installs .venv, and colab-check, its last stage, goes on from there."""
+    digest = hashlib.sha256(b"".join(path.read_bytes() for path in (RUNTIME, TOOLS, ROOT / "pyproject.toml")))
+    stamp = VENV / ".prepared"
+    python = VENV / "bin" / "python"
+    if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+        print(f"colab-check: {VENV.name} is prepared for these requirements (the wheel check passed).")
+        return python
     check_python_313_wheels()
-    if "--wheels-only" in sys.argv:
-        return
-    colab = pins(RUNTIME)
     if not VENV.exists():
         venv.create(VENV, with_pip=True)
-    python = VENV / "bin" / "python"
     run(python, "-m", "pip", "install", "--quiet", "-r", RUNTIME, "-r", TOOLS)
+    stamp.write_text(digest.hexdigest())
+    return python
+
+
+def main() -> None:
+    if "--wheels-only" in sys.argv:
+        check_python_313_wheels()
+        return
+    python = prepare()
+    if "--prepare" in sys.argv:
+        return
+    colab = pins(RUNTIME)
     before = installed_versions(python, colab)
     if before != colab:
         sys.exit(f"colab-check: could not install Colab's versions: {before} != {colab}")

@@ -31,6 +31,7 @@ def test_a_stage_prints_its_minutes_logs_its_seconds_and_keeps_the_commands_exit
     logged = [json.loads(line) for line in (tmp_path / "stages.jsonl").read_text().splitlines()]
     assert [(row["stage"], row["exit"]) for row in logged] == [("works", 0), ("breaks", 3)]
     assert all(row["seconds"] >= 0 for row in logged)
+    assert logged[0]["started"] <= logged[1]["started"]  # when each began: stages may overlap (make -j)
 
 
 def test_the_junit_reports_give_each_reports_counts_and_the_tests_slowest_first(tmp_path):
@@ -55,16 +56,48 @@ def test_the_machine_names_its_vector_instructions_and_the_avx2_stand_in(monkeyp
 
 def test_make_test_times_every_stage_and_runs_each_edition_of_the_chapters_once():
     makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0]
-    stages = re.findall(r"\$\(STAGE\) (\S+) \$\(MAKE\) --no-print-directory (\S+)", recipe)
-    assert [name for name, _ in stages] == ["install", "unit-tests", "notebooks", "book", "site-check", "colab-check"]
-    assert all(name == target for name, target in stages[1:])
+    recipe = [line.strip() for line in makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0].splitlines()]
+    staged = dict(re.findall(r"@\$\(STAGE\) (\S+) \$\((?:MAKE\) --no-print-directory|PARALLEL\)) (.+)", makefile))
+    assert staged == {"install": "install colab-prepare $(BOOK_ASSETS)", "unit-tests": "unit-tests",
+                      "colab-check": "colab-check", "notebooks": "notebooks", "book": "book", "site-check": "site-check"}
+    # the key's chapters beside the site's build and check (which waits on the browser more than it computes)
+    assert "@$(PARALLEL) staged-notebooks staged-site" in recipe
+    site = makefile.split("\nstaged-site:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert ["book" in site[0], "site-check" in site[1]] == [True, True]  # built, then checked
+    assert [line.split()[1] for line in recipe] == ["install", "unit-tests", "staged-notebooks",
+                                                                 "colab-check"]
     notebooks = next(line for line in makefile.splitlines() if "--nbval" in line and line.endswith(" chapters/"))
     assert "$(call JUNIT,notebooks)" in notebooks  # the key, in .venv
     colab = (ROOT / ".ci" / "colab_check.py").read_text()
     assert '"student/chapters/", fresh, cwd=ROOT' in colab and '"chapters/",' not in colab  # the student edition
     run = (ROOT / ".ci" / "run").read_text()
     assert "make test" in run and "make colab-check" not in run  # colab-check is make test's last stage
+
+
+def test_colab_checks_environment_is_prepared_once_per_set_of_requirements(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("colab_check", ROOT / ".ci" / "colab_check.py")
+    colab_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(colab_check)
+    for name in ("colab-runtime.txt", "colab-tools.txt"):
+        (tmp_path / name).write_text("keras==3.13.2\n")
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    done = []
+    monkeypatch.setattr(colab_check, "ROOT", tmp_path)
+    monkeypatch.setattr(colab_check, "VENV", tmp_path / ".venv-colab")
+    monkeypatch.setattr(colab_check, "RUNTIME", tmp_path / "colab-runtime.txt")
+    monkeypatch.setattr(colab_check, "TOOLS", tmp_path / "colab-tools.txt")
+    monkeypatch.setattr(colab_check, "check_python_313_wheels", lambda: done.append("wheels"))
+    monkeypatch.setattr(colab_check.venv, "create", lambda folder, with_pip: (folder / "bin").mkdir(parents=True))
+    monkeypatch.setattr(colab_check, "run", lambda *command, **options: done.append(command[3]))
+    python = colab_check.prepare()
+    assert python == tmp_path / ".venv-colab" / "bin" / "python" and done == ["wheels", "install"]
+    colab_check.prepare()  # the same requirements: nothing again
+    assert done == ["wheels", "install"]
+    (tmp_path / "colab-runtime.txt").write_text("keras==3.13.3\n")  # another version: checked and installed again
+    colab_check.prepare()
+    assert done == ["wheels", "install"] * 2
 
 
 def test_the_shared_tiny_translator_is_trained_again_when_the_library_or_its_settings_change(tmp_path, monkeypatch):

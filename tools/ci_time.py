@@ -37,6 +37,7 @@ SLOWEST = 30
 
 def run_stage(name: str, command: list[str]) -> int:
     """Run one stage, print its wall time (also when it fails) and log it under CI_TIME_DIR."""
+    started = time.time()  # stages may run side by side (make -j): the record shows when each began
     start = time.monotonic()
     code = subprocess.call(command)
     seconds = time.monotonic() - start
@@ -45,7 +46,7 @@ def run_stage(name: str, command: list[str]) -> int:
     folder = os.environ.get("CI_TIME_DIR")
     if folder:
         with open(Path(folder) / "stages.jsonl", "a") as log:
-            log.write(json.dumps({"stage": name, "seconds": round(seconds, 1), "exit": code}) + "\n")
+            log.write(json.dumps({"stage": name, "seconds": round(seconds, 1), "exit": code, "started": started}) + "\n")
     return code
 
 
@@ -92,6 +93,7 @@ def profile(label: str, out: Path) -> int:
                             text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="ci-time-") as folder:
         env = {**os.environ, "CI_TIME_DIR": folder}
+        started = time.time()
         start = time.monotonic()
         code = subprocess.call(["bash", ".ci/run"], cwd=ROOT, env=env)
         total = time.monotonic() - start
@@ -105,8 +107,8 @@ def profile(label: str, out: Path) -> int:
         "exit": code,
         "machine": machine(),
         "total_minutes": round(total / 60, 1),
-        "stages": [{"stage": s["stage"], "minutes": round(s["seconds"] / 60, 1), "exit": s["exit"]}
-                   for s in stages],
+        "stages": [{"stage": s["stage"], "minutes": round(s["seconds"] / 60, 1), "exit": s["exit"],
+                    "from_minute": round((s.get("started", started) - started) / 60, 1)} for s in stages],
         "tests_by_report": counts,  # one JUnit report per pytest run, named after its stage
         "slowest_tests": tests[:SLOWEST],
         "slowest_files": file_times(tests)[:SLOWEST],
@@ -117,7 +119,7 @@ def profile(label: str, out: Path) -> int:
                               indent=1) + "\n")
     print(f"ci-profile: {record['total_minutes']} min in all, exit {code}; appended to {out}")
     for stage in record["stages"]:
-        print(f"  {stage['stage']:<20} {stage['minutes']:6.1f} min")
+        print(f"  {stage['stage']:<20} {stage['minutes']:6.1f} min, from minute {stage['from_minute']}")
     return code
 
 
