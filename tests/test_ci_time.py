@@ -138,3 +138,16 @@ def test_the_shared_tiny_translator_is_trained_once_and_then_read_from_its_folde
     (first / "half-written").write_text("")
     tiny_translator.trained_tiny_translator(tmp_path)
     assert len(trained) == 2 and not (first / "half-written").exists()
+
+
+def test_the_readme_quotes_the_last_profile_record():
+    record = json.loads(ci_time.RECORD.read_text())["runs"][-1]
+    readme = (ROOT / "README.md").read_text()
+    paragraph = " ".join(readme.split("How long it takes:", 1)[1].split("It needs Python", 1)[0].split())
+    machine = record["machine"]
+    assert f"the last record, a {machine['cores']}-core {machine['cpu']} with {machine['isa']}, took " \
+           f"{record['total_minutes']}" in paragraph and not machine["avx2_standin"]
+    words = {"install": "install", "unit-tests": "unit tests", "notebooks": "the key's chapters", "book": "book",
+             "site-check": "site check", "colab-check": "colab-check"}
+    for stage in record["stages"]:
+        assert f"{words[stage['stage']]} {stage['minutes']}" in paragraph, stage
