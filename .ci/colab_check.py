@@ -161,7 +161,8 @@ def main() -> None:
     if replaced:
         sys.exit(f"colab-check: installing transformer_lib replaced Colab's packages: {replaced}")
     print(f"colab-check: the setup cell kept Colab's {', '.join(f'{n} {v}' for n, v in colab.items())}.")
-    env = {**os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
+    # two kernels at a time, one computing thread each (as make notebooks)
+    env = {"TF_NUM_INTRAOP_THREADS": "1", **os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
     with fresh_runtime(python, env) as fresh:
         # The student edition and the fresh runtime's chapters in one run, two at a time (as in make
         # notebooks): the fresh chapter 8 trains while the other worker runs other chapters.
