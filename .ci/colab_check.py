@@ -170,7 +170,8 @@ def main() -> None:
             "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q", *junit("colab-notebooks"),
             "-o", "addopts=", "-o", "pythonpath=", "student/chapters/", fresh, cwd=ROOT, env=env)
         print("colab-check: chapters 8 and 10 ran in a fresh folder (chapter 8 trained because quick mode asks it to).")
-    print(f"colab-check: every chapter of the student edition ran on tensorflow {after['tensorflow']} / keras {after['keras']} "
+    print(f"colab-check: every chapter of the student edition ran on tensorflow {after['tensorflow']} / "
+          f"keras {after['keras']} "
           f"(Colab's GPU runtime versions; Python {sys.version_info.major}.{sys.version_info.minor} here, "
           "3.13 on Colab).")
 

@@ -57,9 +57,11 @@ def test_the_machine_names_its_vector_instructions_and_the_avx2_stand_in(monkeyp
 def test_make_test_times_every_stage_and_runs_each_edition_of_the_chapters_once():
     makefile = (ROOT / "Makefile").read_text()
     recipe = [line.strip() for line in makefile.split("\ntest:\n", 1)[1].split("\n\n", 1)[0].splitlines()]
-    staged = dict(re.findall(r"@\$\(STAGE\) (\S+) \$\((?:MAKE\) --no-print-directory|PARALLEL\)) (.+)", makefile))
+    stage_lines = r"@\$\(STAGE\) (\S+) \$\((?:MAKE\) --no-print-directory|PARALLEL\)) (.+)"
+    staged = dict(re.findall(stage_lines, makefile))
     assert staged == {"install": "install colab-prepare $(BOOK_ASSETS)", "unit-tests": "unit-tests",
-                      "colab-check": "colab-check", "notebooks": "notebooks", "book": "book", "site-check": "site-check"}
+                      "colab-check": "colab-check", "notebooks": "notebooks", "book": "book",
+                      "site-check": "site-check"}
     # the key's chapters beside the site's build and check (which waits on the browser more than it computes)
     assert "@$(PARALLEL) staged-notebooks staged-site" in recipe
     site = makefile.split("\nstaged-site:\n", 1)[1].split("\n\n", 1)[0].splitlines()

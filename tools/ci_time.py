@@ -46,7 +46,8 @@ def run_stage(name: str, command: list[str]) -> int:
     folder = os.environ.get("CI_TIME_DIR")
     if folder:
         with open(Path(folder) / "stages.jsonl", "a") as log:
-            log.write(json.dumps({"stage": name, "seconds": round(seconds, 1), "exit": code, "started": started}) + "\n")
+            row = {"stage": name, "seconds": round(seconds, 1), "exit": code, "started": started}
+            log.write(json.dumps(row) + "\n")
     return code
 
 

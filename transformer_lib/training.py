@@ -134,11 +134,12 @@ def train(
                 for i, number in enumerate(history["epoch"]):
                     results = {name: values[i] for name, values in history.items() if name != "epoch"}
                     print(epoch_line(number, epochs, steps, results) + "  (before this call)")
-        update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_ds)
+        val_batches = None if val_ds is None else strategy.experimental_distribute_dataset(val_ds)  # for every epoch
+        update, evaluate = _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_batches)
         while int(epoch.numpy()) < epochs:
             if verbose == 1:
                 print(f"Epoch {int(epoch.numpy()) + 1}/{epochs}")
-            results = _one_epoch(update, evaluate, iterator, steps, val_ds, strategy, verbose == 1)
+            results = _one_epoch(update, evaluate, iterator, steps, val_batches, verbose == 1)
             if "val_score" in history:
                 results["val_score"] = float(score(model))
                 if verbose == 1:
@@ -169,7 +170,7 @@ def epoch_line(number: int, epochs: int, steps: int, results: dict[str, float]) 
     return f"Epoch {number}/{epochs}: {steps} updates in {results['seconds']:.0f} s  {values}"
 
 
-def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose: int) -> dict[str, float]:
+def _one_epoch(update, evaluate, iterator, steps: int, val_batches, verbose: int) -> dict[str, float]:
     """`steps` updates with a progress bar, then the validation: this epoch's entries of the history
     (means over batches, each batch weighted equally)."""
     start = time.perf_counter()
@@ -180,8 +181,8 @@ def _one_epoch(update, evaluate, iterator, steps: int, val_ds, strategy, verbose
         loss_sum, accuracy_sum = loss_sum + float(loss), accuracy_sum + float(accuracy)
         progress.update(step + 1, [("loss", loss_sum / (step + 1)), ("accuracy", accuracy_sum / (step + 1))])
     results = {"loss": loss_sum / steps, "accuracy": accuracy_sum / steps}
-    if val_ds is not None:
-        results.update(zip(("val_loss", "val_accuracy"), evaluate_loss(val_ds, evaluate, strategy)))
+    if val_batches is not None:
+        results.update(zip(("val_loss", "val_accuracy"), evaluate_loss(val_batches, evaluate)))
         if verbose:
             print(f"  val_loss {results['val_loss']:.4f}  val_accuracy {results['val_accuracy']:.4f}")
     return {**results, "seconds": time.perf_counter() - start}
@@ -208,10 +209,10 @@ def _prepared_optimizer(model, optimizer, strategy):
     return optimizer
 
 
-def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_ds=None):
+def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile, val_batches=None):
     """`train_step` and `evaluate_step` run on every replica of `strategy`, as TensorFlow graphs
     (`jit_compile`: each replica's step compiled by XLA). They return the global batch's loss and accuracy.
-    The evaluation graph is traced once, for `val_ds`'s batches of any shape."""
+    The evaluation graph is traced once, for `val_batches` (the validation set, distributed) of any shape."""
     def replica_update(batch, tokens):
         return train_step(model, optimizer, batch, label_smoothing, tokens)
 
@@ -229,16 +230,16 @@ def _distributed_steps(model, optimizer, strategy, label_smoothing, jit_compile,
         return strategy.reduce("sum", loss, axis=None), strategy.reduce("sum", accuracy, axis=None)
 
     update = tf.function(lambda iterator: on_replicas(replica_update, next(iterator)), reduce_retracing=True)
-    any_batch = None if val_ds is None else [strategy.experimental_distribute_dataset(val_ds).element_spec]
+    any_batch = None if val_batches is None else [val_batches.element_spec]
     evaluate = tf.function(lambda batch: on_replicas(replica_evaluation, batch), input_signature=any_batch,
                            reduce_retracing=True)
     return update, evaluate
 
 
-def evaluate_loss(dataset: tf.data.Dataset, evaluate, strategy: tf.distribute.Strategy) -> tuple[float, float]:
-    """Mean loss and accuracy over the batches of `dataset` (each batch weighted equally)."""
+def evaluate_loss(batches, evaluate) -> tuple[float, float]:
+    """Mean loss and accuracy over `batches`, a dataset distributed by the strategy (each batch weighted equally)."""
     losses, accuracies = [], []
-    for batch in strategy.experimental_distribute_dataset(dataset):
+    for batch in batches:
         loss, accuracy = evaluate(batch)
         losses.append(float(loss))
         accuracies.append(float(accuracy))
