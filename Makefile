@@ -38,16 +38,18 @@ STAGE = $(PYTHON) tools/ci_time.py stage
 JUNIT = $(if $(CI_TIME_DIR),--junitxml=$(CI_TIME_DIR)/$(1).xml)
 # Work that leaves a core idle runs beside other work (make -j, each target's output printed when it ends):
 # the two virtual environments and the page's assets are installed at once (pip and npm mostly wait on the
-# disk), and the site is built and checked in a browser (43 s of CPU in its 113 s) while the chapters run.
+# disk); the key's chapters, colab-check's chapters and the site's build and browser check (43 s of CPU
+# in its 113 s) run at once, so that no core waits for the slowest chapter of either edition.
 PARALLEL = $(MAKE) --no-print-directory -j 3 --output-sync=target
 test:
 	@$(STAGE) install $(PARALLEL) install colab-prepare $(BOOK_ASSETS)
 	@$(STAGE) unit-tests $(MAKE) --no-print-directory unit-tests
-	@$(PARALLEL) staged-notebooks staged-site
-	@$(STAGE) colab-check $(MAKE) --no-print-directory colab-check
+	@$(PARALLEL) staged-notebooks staged-colab staged-site
 
 staged-notebooks:
 	@$(STAGE) notebooks $(MAKE) --no-print-directory notebooks
+staged-colab:
+	@$(STAGE) colab-check $(MAKE) --no-print-directory colab-check
 staged-site:
 	@$(STAGE) book $(MAKE) --no-print-directory book
 	@$(STAGE) site-check $(MAKE) --no-print-directory site-check
@@ -63,11 +65,15 @@ ci-profile:
 # module's fixtures built once; conftest.py runs chapter 8 after chapter 7, whose translator it reads.
 # PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= 2
-# The trained tiny translator many tests share is trained first, on every core, and kept in .pytest_cache
-# (tests/tiny_translator.py): the workers then load it instead of each training its own.
+# The unit tests get one worker more than PYTEST_WORKERS: with two, the cores stood idle 26% of the time
+# (workers waiting on kernels, browsers and subprocesses). The trained tiny translator many tests share
+# (tests/tiny_translator.py, kept in .pytest_cache) is trained beside them, from the start; a test that
+# needs it before it is ready waits for it (a file lock) instead of training its own.
+UNIT_WORKERS ?= $(if $(filter 0,$(PYTEST_WORKERS)),0,$(shell echo $$(($(PYTEST_WORKERS) + 1))))
 unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
-	$(BIN)/python tests/tiny_translator.py
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests
+	$(BIN)/python tests/tiny_translator.py & trainer=$$!; \
+	$(BIN)/python -m pytest -n $(UNIT_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests; status=$$?; \
+	wait $$trainer || status=$$((status ? status : 1)); exit $$status
 
 # With two or more workers each kernel computes on one thread (TensorFlow's default is one per core): the key's
 # chapters, alone on the 2-core AMD EPYC, 183 s instead of 195 and 251 s of CPU instead of 321.

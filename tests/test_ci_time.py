@@ -62,12 +62,12 @@ def test_make_test_times_every_stage_and_runs_each_edition_of_the_chapters_once(
     assert staged == {"install": "install colab-prepare $(BOOK_ASSETS)", "unit-tests": "unit-tests",
                       "colab-check": "colab-check", "notebooks": "notebooks", "book": "book",
                       "site-check": "site-check"}
-    # the key's chapters beside the site's build and check (which waits on the browser more than it computes)
-    assert "@$(PARALLEL) staged-notebooks staged-site" in recipe
+    # the key's chapters, colab-check's and the site's build and check (which waits on the browser more than it
+    # computes) at once
+    assert "@$(PARALLEL) staged-notebooks staged-colab staged-site" in recipe
     site = makefile.split("\nstaged-site:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert ["book" in site[0], "site-check" in site[1]] == [True, True]  # built, then checked
-    assert [line.split()[1] for line in recipe] == ["install", "unit-tests", "staged-notebooks",
-                                                                 "colab-check"]
+    assert [line.split()[1] for line in recipe] == ["install", "unit-tests", "staged-notebooks"]
     notebooks = next(line for line in makefile.splitlines() if "--nbval" in line and line.endswith(" chapters/"))
     assert "$(call JUNIT,notebooks)" in notebooks  # the key, in .venv
     colab = (ROOT / ".ci" / "colab_check.py").read_text()

@@ -33,8 +33,8 @@ def rows(tmp_path_factory) -> dict:
     nbformat.write(_key(), folder / "solved.ipynb")
     (folder / "untouched.ipynb").write_bytes((ROOT / "student" / "chapters" / f"{CHAPTER}.ipynb").read_bytes())
 
-    looping = _key()  # an endless loop in the second answer itself, and one the first check would run into
-    _cells_after(looping, "exercise")[1].source = "def merge_heads(x):\n    return x\n\nwhile True:\n    pass\n"
+    looping = _key()  # an endless loop in the second answer itself (one that sleeps, to leave the CPU to other tests)
+    _cells_after(looping, "exercise")[1].source = "import time\n\ndef merge_heads(x):\n    return x\n\nwhile True:\n    time.sleep(0.5)\n"
     nbformat.write(looping, folder / "looping.ipynb")
 
     tampered = _key()  # the first check made to always pass, the third deleted: the key's checks run anyway
