@@ -19,14 +19,33 @@ except ImportError:  # pytest-xdist not installed: one process, files in order a
     LoadFileScheduling = None
 
 if LoadFileScheduling is not None:
+    import collections
+    import importlib.util
+    from pathlib import Path
+
+    _spec = importlib.util.spec_from_file_location("ci_time", Path(__file__).parent / "tools" / "ci_time.py")
+    ci_time = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(ci_time)
+
     class ChaptersInOrder(LoadFileScheduling):
-        """loadfile, with each chapter of AFTER in the file of the chapter it reads from."""
+        """loadfile, with each chapter of AFTER in the file of the chapter it reads from, and the files
+        handed out slowest first, as measured in benchmarks/ci_time.json (`ci_time.slowest_first`; xdist's
+        own order, most tests first, handed out test_web and test_training last, and one worker ran them
+        alone at the end of the run)."""
 
         def _split_scope(self, nodeid: str) -> str:
             scope = super()._split_scope(nodeid)
             for chapter, earlier in AFTER.items():
                 scope = scope.replace(chapter, earlier)
             return scope
+
+        def _assign_work_unit(self, node) -> None:
+            if not getattr(self, "_ordered", False):  # the first assignment: the queue is complete
+                self._ordered = True
+                files = {scope: [nodeid.split("::", 1)[0] for nodeid in unit] for scope, unit in self.workqueue.items()}
+                self.workqueue = collections.OrderedDict(
+                    (scope, self.workqueue[scope]) for scope in ci_time.slowest_first(files))
+            super()._assign_work_unit(node)
 
     def pytest_xdist_make_scheduler(config, log):
         if config.getvalue("dist") == "loadfile":

@@ -153,3 +153,30 @@ def test_the_readme_quotes_the_last_profile_record():
              "site-check": "site check", "colab-check": "colab-check"}
     for stage in record["stages"]:
         assert f"{words[stage['stage']]} {stage['minutes']}" in paragraph, stage
+
+
+def test_the_slowest_files_of_the_last_record_are_handed_out_first_and_the_others_keep_their_order(tmp_path):
+    def record(files):
+        return json.dumps({"runs": [{"slowest_files": [{"stage": "unit-tests", "file": "tests.test_a", "seconds": 900}]},
+                                    {"slowest_files": files}]})
+
+    path = tmp_path / "ci_time.json"
+    path.write_text(record([{"stage": "unit-tests", "file": "tests.test_slow", "seconds": 400.0},
+                            {"stage": "notebooks", "file": "chapters.07_training.ipynb", "seconds": 200.0},
+                            {"stage": "notebooks", "file": "chapters.08_translating.ipynb", "seconds": 60.0},
+                            {"stage": "colab-notebooks", "file": "08_translating.ipynb", "seconds": 300.0},
+                            {"stage": "unit-tests", "file": "tests.test_middle", "seconds": 50.0}]))
+    units = {"tests/test_a.py": ["tests/test_a.py"], "tests/test_middle.py": ["tests/test_middle.py"],
+             "tests/test_b.py": ["tests/test_b.py"], "tests/test_slow.py": ["tests/test_slow.py", "tests/test_slow.py"]}
+    # the last record only (test_a was slow in an earlier one), unmeasured files in the order given
+    assert ci_time.slowest_first(units, path) == ["tests/test_slow.py", "tests/test_middle.py", "tests/test_a.py",
+                                                  "tests/test_b.py"]
+    chapters = {"chapters/06_assembling.ipynb": ["chapters/06_assembling.ipynb"],
+                "chapters/07_training.ipynb": ["chapters/07_training.ipynb", "chapters/08_translating.ipynb"],
+                "/tmp/fresh/07_training.ipynb": ["/tmp/fresh/08_translating.ipynb"]}  # a unit of two files; one outside
+    assert ci_time.slowest_first(chapters, path) == ["/tmp/fresh/07_training.ipynb", "chapters/07_training.ipynb",
+                                                     "chapters/06_assembling.ipynb"]
+    for broken in ("", "{}", '{"runs": []}', "not json"):
+        path.write_text(broken)
+        assert ci_time.slowest_first(units, path) == list(units)  # no record: xdist's order stays
+    assert ci_time.slowest_first(units, tmp_path / "missing.json") == list(units)

@@ -88,6 +88,29 @@ def file_times(tests: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: -row["seconds"])
 
 
+def slowest_first(units: dict[str, list[str]], record: Path = RECORD) -> list[str]:
+    """The work units of pytest-xdist's loadfile (what one worker runs in one go; `units` maps each to
+    its files, as paths) in the order to hand them out: by the seconds their files took in the last
+    record, slowest first, and the unmeasured ones after them in the order given. A long file handed
+    out last keeps one worker busy while the others have nothing left to do; handed out first, the
+    short ones fill in around it. Without a readable record the order stays as given."""
+    try:
+        runs = json.loads(record.read_text())["runs"]
+        seconds = {row["file"]: row["seconds"] for row in runs[-1]["slowest_files"]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return list(units)
+
+    def measured(file: str) -> float:
+        path = Path(file)
+        if path.suffix == ".py":  # JUnit names a test module like an import: tests.test_web
+            path = path.with_suffix("")
+        dotted = ".".join(part for part in path.parts if part not in ("..", "/"))
+        return seconds.get(dotted, seconds.get(path.name, 0.0))  # a notebook outside the checkout: its name
+
+    total = {unit: sum(measured(file) for file in set(files)) for unit, files in units.items()}
+    return sorted(units, key=lambda unit: -total[unit])  # a stable sort: unmeasured units keep their order
+
+
 def profile(label: str, out: Path) -> int:
     """Run .ci/run with stage logging on; append the record to `out`."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
