@@ -23,9 +23,12 @@ if LoadFileScheduling is not None:
     import importlib.util
     from pathlib import Path
 
-    _spec = importlib.util.spec_from_file_location("ci_time", Path(__file__).parent / "tools" / "ci_time.py")
-    ci_time = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(ci_time)
+    _CI_TIME = Path(__file__).parent / "tools" / "ci_time.py"
+    ci_time = None  # this file copied without the checkout's tools (tests/test_parallel_runs.py): xdist's order
+    if _CI_TIME.is_file():
+        _spec = importlib.util.spec_from_file_location("ci_time", _CI_TIME)
+        ci_time = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(ci_time)
 
     class ChaptersInOrder(LoadFileScheduling):
         """loadfile, with each chapter of AFTER in the file of the chapter it reads from, and the files
@@ -40,8 +43,8 @@ if LoadFileScheduling is not None:
             return scope
 
         def _assign_work_unit(self, node) -> None:
-            if not getattr(self, "_ordered", False):  # the first assignment: the queue is complete
-                self._ordered = True
+            if ci_time is not None and not getattr(self, "_ordered", False):
+                self._ordered = True  # at the first assignment, when the queue is complete
                 files = {scope: [nodeid.split("::", 1)[0] for nodeid in unit] for scope, unit in self.workqueue.items()}
                 self.workqueue = collections.OrderedDict(
                     (scope, self.workqueue[scope]) for scope in ci_time.slowest_first(files))
