@@ -157,8 +157,8 @@ def test_the_readme_quotes_the_last_profile_record():
 
 def test_the_slowest_files_of_the_last_record_are_handed_out_first_and_the_others_keep_their_order(tmp_path):
     def record(files):
-        return json.dumps({"runs": [{"slowest_files": [{"stage": "unit-tests", "file": "tests.test_a", "seconds": 900}]},
-                                    {"slowest_files": files}]})
+        earlier = {"slowest_files": [{"stage": "unit-tests", "file": "tests.test_a", "seconds": 900}]}
+        return json.dumps({"runs": [earlier, {"slowest_files": files}]})
 
     path = tmp_path / "ci_time.json"
     path.write_text(record([{"stage": "unit-tests", "file": "tests.test_slow", "seconds": 400.0},

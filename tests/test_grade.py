@@ -33,8 +33,9 @@ def rows(tmp_path_factory) -> dict:
     nbformat.write(_key(), folder / "solved.ipynb")
     (folder / "untouched.ipynb").write_bytes((ROOT / "student" / "chapters" / f"{CHAPTER}.ipynb").read_bytes())
 
-    looping = _key()  # an endless loop in the second answer itself (one that sleeps, to leave the CPU to other tests)
-    _cells_after(looping, "exercise")[1].source = "import time\n\ndef merge_heads(x):\n    return x\n\nwhile True:\n    time.sleep(0.5)\n"
+    looping = _key()  # an endless loop in the second answer itself (it sleeps, leaving the CPU to other tests)
+    _cells_after(looping, "exercise")[1].source = (
+        "import time\n\ndef merge_heads(x):\n    return x\n\nwhile True:\n    time.sleep(0.5)\n")
     nbformat.write(looping, folder / "looping.ipynb")
 
     tampered = _key()  # the first check made to always pass, the third deleted: the key's checks run anyway
