@@ -30,9 +30,12 @@ from pathlib import Path
 
 from benchmarks.gpu_run import import_model_modules
 
-FULL = dict(preset="base", vocab_size=8000, length=32, batches=(128, 512), steps=20, warmup=3, fit_steps=60, n=8192)
-# --toy: the same code at toy sizes, on whatever the machine has (for the test suite; its numbers mean nothing)
-TOY = dict(preset="tiny", vocab_size=50, length=8, batches=(4, 8), steps=2, warmup=1, fit_steps=3, n=64)
+FULL = dict(preset="base", vocab_size=8000, length=32, batches=(128, 512), steps=20, warmup=3, fit_steps=60, n=8192,
+            jit_compile="auto")  # Keras's default: compiled by XLA (JAX always compiles)
+# --toy: the same code at toy sizes, on whatever the machine has (for the test suite; its numbers mean nothing).
+# Not compiled by XLA: on TensorFlow's CPU backend that takes most of the toy run's time (four models).
+TOY = dict(preset="tiny", vocab_size=50, length=8, batches=(4, 8), steps=2, warmup=1, fit_steps=3, n=64,
+           jit_compile=False)
 POLICIES = ("float32", "mixed_bfloat16")
 
 
@@ -61,9 +64,9 @@ def matmul_peak(n: int, dtype: str, repeats: int = 5) -> dict:
     return {"n": n, "seconds": best, "flops_per_s": 2.0 * n**3 / best}
 
 
-def build(model_module, objective, preset: str, vocab_size: int, policy: str):
+def build(model_module, objective, preset: str, vocab_size: int, policy: str, jit_compile="auto"):
     """A fresh model under `policy`, compiled as the course compiles it (Adam with §5.3's schedule,
-    label-smoothed masked loss)."""
+    label-smoothed masked loss); `jit_compile` as in `keras.Model.compile`."""
     import keras
     import numpy as np
 
@@ -72,7 +75,7 @@ def build(model_module, objective, preset: str, vocab_size: int, policy: str):
     model = model_module.Transformer.from_preset(preset, vocab_size, vocab_size)
     model((np.ones((2, 8), np.int32), np.ones((2, 8), np.int32)))
     model.compile(optimizer=objective.make_optimizer(model.hyperparameters["d_model"], warmup_steps=4000),
-                  loss=objective.MaskedLoss(label_smoothing=0.1))
+                  loss=objective.MaskedLoss(label_smoothing=0.1), jit_compile=jit_compile)
     return model
 
 
@@ -136,7 +139,8 @@ def measure(config: dict) -> dict:
         for batch_size in config["batches"]:
             batch = full_batch(batch_size, config["length"], config["vocab_size"])
             for policy in POLICIES:
-                model = build(model_module, objective, config["preset"], config["vocab_size"], policy)
+                model = build(model_module, objective, config["preset"], config["vocab_size"], policy,
+                              config.get("jit_compile", "auto"))
                 seconds = time_steps(model, batch, config["steps"], config["warmup"])
                 row = {"policy": policy, "batch": batch_size, "length": config["length"],
                        "tokens": batch_size * config["length"], "median_seconds": statistics.median(seconds),
