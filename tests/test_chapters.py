@@ -195,8 +195,7 @@ NOT_FROM_OUTPUTS = {
                        "0.0028": "the schedule's formula at d_model 128, warm-up 1,000",
                        "1,000": "chapter 7's warm-up, a setting of its recipe",
                        "27,000": "chapter 7's training pairs (26,943, its output)",
-                       "26,943": "chapter 7's training pairs (its output)",
-                       "31.38": "the previous edition's test BLEU (chapter 8's run of 2026-11-25; README)"},
+                       "26,943": "chapter 7's training pairs (its output)"},
     "09_imdb_bert": {**{n: "benchmarks/bert_labels_gpu.json, budget_screen: mean validation accuracy at 1,000 labels, "
                             "22 million tokens, 16 windows an update, masking 60%, 40% and 80%"
                          for n in ("0.8063", "0.7916", "0.7914")},
@@ -215,10 +214,7 @@ NOT_FROM_OUTPUTS = {
                            "the four-epoch mini-BERT on all labels at 3e-4)" for n in ("0.7921", "0.7925", "0.8799")}},
     "10_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
                        "4,000": "the paper's warm-up steps (§5.3), the recipes' setting",
-                       "2,800": "the updates the per-update lines are read near (a setting of that cell)",
-                       "199.5": "history: chapter 8's run before top_k replaced the sort",
-                       "56.6": "history: chapter 8's run before top_k replaced the sort",
-                       "8.5": "history: this benchmark before top_k replaced the sort"},
+                       "2,800": "the updates the per-update lines are read near (a setting of that cell)"},
 }
 QUOTED_NUMBER = re.compile(r"(?<![\w.,§])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d+(?=%))(?=x\b|[^\w]|$)")  # 4.8x too
 NOT_A_QUOTE = re.compile(r"```\{admonition\} Solution.*?```|\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|(?:§|[Ss]ections? )[\d.]+",
@@ -361,6 +357,155 @@ def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
     assert unshown_quotes(cells('"Маленькая лодка на озере." became "The boat sank."', printed)) == ["The boat sank."]
     assert unshown_quotes(cells('a "soft" lookup, the "look-ahead mask"', printed)) == []  # terms, not sentences
     assert unshown_quotes(cells('```{admonition} Solution\n"A worked answer here."\n```', printed)) == []
+
+
+# --- Every chapter ends with what to remember --------------------------------------------------
+RECAP = "## What to remember"
+CHAPTER_LINK = re.compile(r"\]\((\d\d_\w+)\.ipynb\)")
+
+
+def recap_problems(cells, chapters: set[str]) -> list[str]:
+    """What is wrong with the recap of a chapter's `cells`: missing, not the chapter's last section before
+    its exercises, more than six bullets, or no link to another chapter of `chapters`."""
+    starts = [i for i, cell in enumerate(cells) if cell["cell_type"] == "markdown" and source(cell).startswith(RECAP)]
+    if len(starts) != 1:
+        return [f"{len(starts)} cells start with {RECAP!r}, not one"]
+    cell, problems = cells[starts[0]], []
+    later = [source(c).splitlines()[0] for c in cells[starts[0] + 1:] if c["cell_type"] == "markdown" and
+             source(c).startswith("## ")]
+    if later not in ([], ["## Exercises"]):
+        problems.append(f"sections after the recap: {later}")
+    bullets = [line for line in source(cell).splitlines() if line.startswith("- ")]
+    if not 1 <= len(bullets) <= 6:
+        problems.append(f"{len(bullets)} bullets (one to six)")
+    if not [name for name in CHAPTER_LINK.findall(source(cell)) if name in chapters]:
+        problems.append("no link to the chapter where the ideas are used next")
+    return problems
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_ends_with_what_to_remember_and_where_it_is_used_next(path):
+    problems = recap_problems(json.loads(path.read_text())["cells"], {p.stem for p in CHAPTERS} - {path.stem})
+    assert not problems, f"{path.stem}: " + "; ".join(problems)
+
+
+def test_the_recap_check_catches_a_missing_long_or_misplaced_recap():
+    def md(text):
+        return {"cell_type": "markdown", "source": [text]}
+
+    good = [md("# 1. Data"), md("## Batches"), md(f"{RECAP}\n\n- one\n- two\n\nNext: [Chapter 2](02_b.ipynb)."),
+            md("## Exercises\n\n1. ...")]
+    assert recap_problems(good, {"02_b"}) == []
+    assert recap_problems(good[:2], {"02_b"}) == [f"0 cells start with {RECAP!r}, not one"]
+    long = md(f"{RECAP}\n\n" + "".join(f"- point {i}\n" for i in range(7)) + "[next](02_b.ipynb)")
+    assert recap_problems([long], {"02_b"}) == ["7 bullets (one to six)"]
+    assert recap_problems([good[2], md("## Batches")], {"02_b"}) == ["sections after the recap: ['## Batches']"]
+    assert recap_problems([good[2]], {"03_c"}) == ["no link to the chapter where the ideas are used next"]
+
+
+# --- The reader's text speaks of the course alone ----------------------------------------------
+# No issue numbers and no "previous edition": a reader cannot follow them. (A number from another
+# machine or an earlier setting is not history: its output says where it comes from.)
+HISTORY = re.compile(r"\b[Ii]ssues? #?\d+|(?<![\w&/:#])(?<!: )#\d{1,4}\b(?![\w-])|\b(?:previous|earlier|last) edition\b")
+
+
+def _reader_texts(cells) -> list[str]:
+    """Every text a reader sees: markdown, code, and outputs (not HTML, whose styles hold colours like #666)."""
+    texts = []
+    for cell in cells:
+        texts.append(source(cell))
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            for text in (output.get("text"), data.get("text/plain"), data.get("text/markdown")):
+                if text:
+                    texts.append("".join(text) if isinstance(text, list) else text)
+    return texts
+
+
+def history_in(texts) -> list[str]:
+    return [" ".join(text[max(0, m.start() - 40): m.end() + 30].split()) for text in texts for m in HISTORY.finditer(text)]
+
+
+@pytest.mark.parametrize("path", [*CHAPTERS, ROOT / "intro.md", ROOT / "instructors.md"], ids=lambda p: p.name)
+def test_the_readers_text_holds_no_issue_numbers_or_history(path):
+    texts = _reader_texts(json.loads(path.read_text())["cells"]) if path.suffix == ".ipynb" else [path.read_text()]
+    found = history_in(texts)
+    assert not found, "say what the reader needs without the course's history: " + "; ".join(found)
+
+
+def test_the_history_check_catches_an_issue_number_and_an_earlier_edition():
+    assert history_in(["Until issue #29 the tutorial won", "goals (issue 43)", "the previous edition's score"]) == [
+        "Until issue #29 the tutorial won", "goals (issue 43)", "the previous edition's score"]
+    assert history_in(["before #29 it was slower"]) == ["before #29 it was slower"]
+    assert history_in(["cut to fit (first: #11)", "color: #666", "§3.2 and ## Exercises", "the earlier default"]) == []
+
+
+# --- Settings the prose names are the recipe's -------------------------------------------------
+# Chapters 7 and 8 train and use `tl.Recipe()`; a sentence that names its epochs, its averaging or its
+# vocabulary must name today's value, and the output that prints the recipe must be today's.
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "fifteen": 15, "twenty": 20}
+RECIPE_IN_PROSE = {
+    "epochs": re.compile(r"(\d+)-epoch run above|run above[^.]{0,40}?\b(\d+) epochs|recipe, (\d+) epochs"),
+    "average_last": re.compile(r"average of the last (\w+) epochs|averages? the (?:weights of the )?last (\w+) epochs"),
+    "vocab_size": re.compile(r"vocabular(?:y|ies) of ([\d,]+) pieces|([\d,]+)-piece vocabular"),
+}
+RECIPE_CHAPTERS = ("07_training", "08_translating")
+
+
+def recipe_settings_in_prose(cells, recipe) -> list[str]:
+    """The sentences of `cells`' markdown that name a setting of `recipe` with another value."""
+    wrong = []
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = source(cell)
+        for name, pattern in RECIPE_IN_PROSE.items():
+            for match in pattern.finditer(text):
+                said = next(group for group in match.groups() if group)
+                value = NUMBER_WORDS.get(said.lower()) or int(said.replace(",", "")) if said[0].isdigit() or \
+                    said.lower() in NUMBER_WORDS else None
+                if value is not None and value != getattr(recipe, name):
+                    wrong.append(f"{name} {said} (tl.Recipe(): {getattr(recipe, name)}) in '...{match.group(0)}...'")
+    return wrong
+
+
+@pytest.mark.parametrize("stem", RECIPE_CHAPTERS)
+def test_the_settings_the_prose_names_are_the_recipes(stem):
+    cells = json.loads((ROOT / "chapters" / f"{stem}.ipynb").read_text())["cells"]
+    wrong = recipe_settings_in_prose(cells, transformer_lib.Recipe())
+    assert not wrong, "the prose names a setting the recipe no longer has: " + "; ".join(wrong)
+
+
+def test_the_recipe_check_catches_a_stale_setting():
+    recipe = transformer_lib.Recipe()
+    stale = [{"cell_type": "markdown", "source": [
+        f"the {recipe.epochs + 31}-epoch run above, the average of the last ten epochs, two vocabularies of "
+        f"{recipe.vocab_size // 2:,} pieces"]}]
+    assert [w.split()[0] for w in recipe_settings_in_prose(stale, recipe)] == ["epochs", "average_last", "vocab_size"]
+    fresh = [{"cell_type": "markdown", "source": [
+        f"the {recipe.epochs}-epoch run above, the average of the last {recipe.average_last} epochs"]}]
+    assert recipe_settings_in_prose(fresh, recipe) == []
+
+
+def test_chapter_7s_stored_output_prints_todays_recipe():
+    cells = json.loads((ROOT / "chapters" / "07_training.ipynb").read_text())["cells"]
+    printed = _output_text(next(cell for cell in cells if cell.get("id") == "c5bfcc07"))
+    assert "changed from tl.Recipe(): nothing" in printed  # the full run trains the default recipe
+    settings = dict(line.split(None, 1) for line in printed.splitlines() if line.startswith("  ") and
+                    line.split()[0] in transformer_lib.Recipe.__dataclass_fields__)
+    expected = {name: str(value) for name, value in transformer_lib.Recipe().to_dict().items()}
+    assert settings == expected, "chapter 7 ran with another recipe: run it again (it trains) or refresh the cell"
+
+
+def test_chapter_10s_stored_output_compares_the_record_with_todays_recipe():
+    cells = json.loads((ROOT / "chapters" / "10_performance.ipynb").read_text())["cells"]
+    printed = _output_text(next(cell for cell in cells if cell.get("id") == "0764c042"))
+    record = json.loads((ROOT / "benchmarks" / "time_to_quality.json").read_text())
+    ours = transformer_lib.Recipe(**record["runs"]["ours"]["recipe"])
+    line = next(line for line in printed.splitlines() if "what tl.Recipe() has changed since:" in line)
+    assert line.split("since:", 1)[1].strip() == str(transformer_lib.Recipe().changes(ours)), (
+        "refresh it: python -m transformer_lib.book --cell 0764c042")
 
 
 # --- Chapter 9's record is its run's -----------------------------------------------------------
