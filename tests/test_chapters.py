@@ -176,17 +176,12 @@ NOT_FROM_OUTPUTS = {
                       "18.9": "arithmetic in the text: 37,000 x 512"},
     "07_training": {"37,000": "the paper's vocabulary (§5.1)",
                     "0.0028": "the schedule's formula at d_model 128, warm-up 1,000",
-                    "0.0014": "the schedule's formula at d_model 128, warm-up 4,000", "90": "1 - label smoothing 0.1",
                     "8,000": "the vocabulary size, a setting (printed as 8000)",
                     "1,024": "the batch size in tokens, a setting (printed as 1024)",
-                    "30": "dropout 0.3 as a share; the study table's parameters, joint against separate",
-                    **{n: "benchmarks/dropout_runs.json (the whole runs with dropout 0.1 and 0.3)"
-                       for n in ("29.71", "31.77", "27.03", "0.978", "0.835", "98", "30.38", "0.943", "32.65")},
                     "4.5": "the paper's WMT 2014 pairs (§5.1)",
                     "9,468": "arithmetic: 26,943 - 17,475 training pairs (the data cell, the first table)",
                     "54": "arithmetic: 26,943 / 17,475 training pairs (the data cell, the first table)",
-                    "1.6": "the second table's seconds per epoch, 174 against 108",
-                    "11": "benchmarks/compiled_loss.json: a step with the compiled loss (chapter 10, section 4)"},
+                    "1.6": "the second table's seconds per epoch, 174 against 108"},
     "08_translating": {"27.3": "the paper's base-model BLEU (Table 2)", "4.5": "the paper's WMT 2014 pairs (§5.1)",
                        "4,000": "the paper's warm-up steps (§5.3)",
                        "17,500": "chapter 7's training pairs (17,456, its output)",
@@ -214,7 +209,10 @@ NOT_FROM_OUTPUTS = {
                            "the four-epoch mini-BERT on all labels at 3e-4)" for n in ("0.7921", "0.7925", "0.8799")}},
     "10_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
                        "4,000": "the paper's warm-up steps (§5.3), the recipes' setting",
-                       "2,800": "the updates the per-update lines are read near (a setting of that cell)"},
+                       "2,800": "the updates the per-update lines are read near (a setting of that cell)",
+                       "37,000": "the paper's vocabulary (§5.1)", "98": "benchmarks/dropout_runs.json",
+                       **{n: "benchmarks/dropout_runs.json (the whole runs with dropout 0.1, 0.2 and 0.3)"
+                          for n in ("29.71", "31.77", "27.03", "0.978", "0.835", "30.38", "0.943", "32.65")}},
 }
 QUOTED_NUMBER = re.compile(r"(?<![\w.,§])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d+(?=%))(?=x\b|[^\w]|$)")  # 4.8x too
 NOT_A_QUOTE = re.compile(r"```\{admonition\} Solution.*?```|\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|(?:§|[Ss]ections? )[\d.]+",
@@ -506,6 +504,51 @@ def test_chapter_10s_stored_output_compares_the_record_with_todays_recipe():
     line = next(line for line in printed.splitlines() if "what tl.Recipe() has changed since:" in line)
     assert line.split("since:", 1)[1].strip() == str(transformer_lib.Recipe().changes(ours)), (
         "refresh it: python -m transformer_lib.book --cell 0764c042")
+
+
+# --- Chapter 8's "Try it in the page" quotes what the page's translator writes --------------------
+# The page runs book_static/translator (chapter 7's translator, int8); what the section says a reader
+# will see is checked against those graphs, run by onnxruntime with the page's own loops (web.OnnxTranslator).
+PAGE_TRANSLATIONS = {  # (text, beam size): the translation the prose quotes
+    ("Кошка ест рыбу.", 4): "The cat eats fish.",
+    ("Рыбу ест кошка.", 4): "The cat is eating a cat.",
+    ("Мать любит дочь.", 4): "My mother likes her daughter.",
+    ("Дочь любит мать.", 4): "My mother likes to love.",
+    ("Все эти яйца несвежие.", 1): "These eggs are dead.",
+    ("Все эти яйца несвежие.", 4): "All these eggs are dead.",
+    ("Меня зовут Владимир Набоков.", 4): "The doctors's name on me.",
+}
+PAGE_NOTE = "The text is ... pieces long; the model reads at most 62, so only the beginning was translated."
+QUOTES_NOT_FROM_OUTPUTS["08_translating"] = {
+    **{text: "typed into the page (Try it in the page)" for text, _ in PAGE_TRANSLATIONS},
+    **{said: "the page's translator (test_the_page_writes_what_try_it_in_the_page_quotes)"
+       for said in PAGE_TRANSLATIONS.values()},
+    "Мой брат живёт в Москве.": "typed into the page (Try it in the page)",
+    PAGE_NOTE: "the page's note for a cut text (book_js/browser-translator.js), its number left out",
+}
+
+
+def test_the_page_writes_what_try_it_in_the_page_quotes():
+    pytest.importorskip("onnxruntime")
+    from transformer_lib import web
+    from transformer_lib.tokenizer import END_ID, SubwordTokenizer
+
+    cells = json.loads((ROOT / "chapters" / "08_translating.ipynb").read_text())["cells"]
+    prose = _normalized(source(next(cell for cell in cells if cell.get("id") == "try-it-in-the-page")))
+    folder = ROOT / "book_static" / "translator"
+    page, manifest = web.OnnxTranslator(folder), json.loads((folder / "manifest.json").read_text())
+    source_pieces, target_pieces = (SubwordTokenizer.load(folder / name) for name in ("source.model", "target.model"))
+    for (text, beam_size), quoted in PAGE_TRANSLATIONS.items():
+        assert f'"{text}"' in prose and f'"{quoted}"' in prose
+        ids = source_pieces.encode(text, add_start_end=True)
+        found = page.greedy(ids) if beam_size == 1 else page.beam(ids, beam_size, manifest["beam_alpha"])
+        assert target_pieces.decode([i for i in found if i != END_ID]) == quoted, (text, beam_size)
+    script = (ROOT / "book_js" / "browser-translator.js").read_text()
+    assert '" pieces long; the model reads at most " +' in script and "so only the beginning was translated." in script
+    assert manifest["max_length"] - 2 == 62 and "▁Вла ди ми р" in prose
+    assert [source_pieces.pieces(text)[:2] for text in ("Рыбу ест кошка.", "Дочь любит мать.")] == [
+        ["▁Ры", "бу"], ["▁До", "чь"]] and "▁Ры бу" in prose and "▁До чь" in prose
+    assert source_pieces.pieces("Меня зовут Владимир Набоков.")[2:6] == ["▁Вла", "ди", "ми", "р"]
 
 
 # --- Chapter 9's record is its run's -----------------------------------------------------------
