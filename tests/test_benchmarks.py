@@ -288,30 +288,41 @@ def test_time_to_quality_refuses_an_unknown_recipe_and_names_the_known_ones(caps
     assert "unknown recipe(s) 'mine'" in message and "ours without label smoothing" in message
 
 
-def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlier_rows(tmp_path, capsys):
+def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlier_rows(tmp_path, capsys, monkeypatch):
     import json
 
-    from benchmarks.small_data_study import RUNS, main as small_data_study
+    from benchmarks import small_data_study as study
 
     out = tmp_path / "study.json"
-    first = small_data_study(["--toy", "--epochs", "1", "--only", "sampling 0.1", "--out", str(out)])
+    first = study.main(["--toy", "--epochs", "1", "--only", "sampling 0.1", "--out", str(out)])  # a real row
     assert json.loads(out.read_text()) == first
     assert [row["name"] for row in first["rows"]] == ["sampling 0.1"]
-    second = small_data_study(["--toy", "--epochs", "1", "--only", "smoothing 0.2", "--out", str(out)])
+    row = first["rows"][0]
+    assert 0 <= row["val_beam_bleu"] <= 100 and 0 <= row["val_beam_chrf"] <= 100
+    assert len(row["val_greedy_bleu"]) == len(row["val_loss"]) == 1 and row["seconds_per_epoch"] > 0
+    assert row["recipe"]["sampling_alpha"] == 0.1 and "sampling 0.1: val beam BLEU" in capsys.readouterr().out
+
+    def another_row(module, names, epochs, workers, toy, finished, summary):  # a second call's row, not trained
+        rows = {name: {**row, "name": name, "recipe": study.row_recipe(name, toy)[0].to_dict()} for name in names}
+        finished(rows, {})
+        return rows, {}
+
+    monkeypatch.setattr(study, "run_rows", another_row)
+    second = study.main(["--toy", "--epochs", "1", "--only", "smoothing 0.2", "--out", str(out)])
     assert [row["name"] for row in second["rows"]] == ["sampling 0.1", "smoothing 0.2"]  # earlier rows kept
-    assert second["not_run"] == [name for name in RUNS if name not in ("sampling 0.1", "smoothing 0.2")]
-    sampled, smoothed = (row["recipe"] for row in second["rows"])  # each row changes what it says, and only that
-    assert (sampled["sampling_alpha"], smoothed["sampling_alpha"]) == (0.1, None)
-    assert smoothed["label_smoothing"] == 0.2 != sampled["label_smoothing"]
-    for row in second["rows"]:
-        assert 0 <= row["val_beam_bleu"] <= 100 and 0 <= row["val_beam_chrf"] <= 100
-        assert len(row["val_greedy_bleu"]) == len(row["val_loss"]) == 1 and row["seconds_per_epoch"] > 0
-    assert "sampling 0.1: val beam BLEU" in capsys.readouterr().out
+    assert second["rows"][0] == row and json.loads(out.read_text()) == second
+    assert second["not_run"] == [name for name in study.RUNS if name not in ("sampling 0.1", "smoothing 0.2")]
+    sampled, smoothed = (study.row_recipe(name, toy=True)[0] for name in ("sampling 0.1", "smoothing 0.2"))
+    assert (sampled.sampling_alpha, smoothed.sampling_alpha) == (0.1, None)  # each row changes what it says
+    assert smoothed.label_smoothing == 0.2 != sampled.label_smoothing
+    third = study.main(["--toy", "--epochs", "2", "--only", "smoothing 0.2", "--out", str(out)])
+    assert [row["name"] for row in third["rows"]] == ["smoothing 0.2"]  # other epochs: another study
 
 
-def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it_says(tmp_path, capsys):
+def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it_says(tmp_path, capsys, monkeypatch):
     import json
 
+    from benchmarks import imdb_classifier_study as study
     from benchmarks.imdb_classifier_study import CENTER, RUNS, main as imdb_study, row_settings
 
     for name, (_, change) in RUNS.items():  # at full size: the center with exactly the row's change
@@ -327,10 +338,17 @@ def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it
         assert len(row["val_accuracy"]) == 2 and all(0 <= a <= 1 for a in row["val_accuracy"])
         assert row["best_val_accuracy"] == max(row["val_accuracy"]) == row["val_accuracy"][row["best_epoch"] - 1]
         assert row["training_reviews"] > row["validation_reviews"] > 0 and row["seconds_per_epoch"] > 0
+    assert "center: best val accuracy" in capsys.readouterr().out
+
+    def another_row(module, names, epochs, workers, toy, finished, summary):  # a second call's row, not trained
+        rows = {name: {**first["rows"][0], "name": name, "settings": row_settings(name)} for name in names}
+        finished(rows, {})
+        return rows, {}
+
+    monkeypatch.setattr(study, "run_rows", another_row)
     second = imdb_study(["--toy", "--epochs", "2", "--only", "dropout 0.3", "--out", str(out)])
     assert [row["name"] for row in second["rows"]] == ["center", "256 head+tail", "dropout 0.3"]  # earlier rows kept
-    assert second["rows"][2]["settings"]["dropout_rate"] == 0.3
-    assert "center: best val accuracy" in capsys.readouterr().out
+    assert second["rows"][:2] == first["rows"] and second["rows"][2]["settings"]["dropout_rate"] == 0.3
 
 
 def test_the_bert_screens_rows_keep_a_long_reviews_head_and_tail_between_start_and_end():
