@@ -300,11 +300,21 @@ def test_the_prose_holds_no_control_characters(path):
 # changes what the model says fails here until the text follows. Short quotes (a name, a term, one
 # word) are not sentences; quotes of the paper or of a source sentence that no cell prints are listed
 # here with where they come from.
-QUOTED_SENTENCE = re.compile(r'"([^"\n]+)"|“([^”\n]+)”')
+QUOTED_SENTENCE = re.compile(r'"([^"]+?)"|“([^”]+?)”')  # within a paragraph: a quote may span lines
 QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
     "01_data": {"Я не знаю.": "an illustration of two Tatoeba sources sharing one target (the split's rule)",
                 "I don't know.": "an illustration of two Tatoeba sources sharing one target (the split's rule)"},
-    "09_imdb_bert": {"Learning Word Vectors for Sentiment Analysis": "a paper's title (Maas et al. 2011)",
+    "06_assembling": {
+        "We employ a residual connection around each of the two sub-layers, followed by layer normalization. "
+        "That is, the output of each sub-layer is .": "the paper, §3.1 (its formula left out: maths is not a quote)",
+        "In our model, we share the same weight matrix between the two embedding layers and the pre-softmax "
+        "linear transformation": "the paper, §3.4"},
+    "07_training": {
+        "During training, we employed label smoothing of value . This hurts perplexity, as the model learns to be "
+        "more unsure, but improves accuracy and BLEU score.": "the paper, §5.4 (its formula left out)",
+        "For the base models, we used a single model obtained by averaging the last 5 checkpoints": "the paper, §6.1"},
+    "09_imdb_bert": {"Should You Mask 15% in Masked Language Modeling?": "a paper's title (Wettig et al. 2023)",
+                     "Learning Word Vectors for Sentiment Analysis": "a paper's title (Maas et al. 2011)",
                      "Pre-training of Deep Bidirectional Transformers for Language Understanding":
                          "a paper's title (Devlin et al. 2019)",
                      "Text classification with Transformer": "the Keras example's title (keras.io, Nandan 2020)"},
@@ -325,7 +335,7 @@ def unshown_quotes(cells) -> list[str]:
         if cell["cell_type"] != "markdown":
             continue
         text = re.sub(r"```\{admonition\} Solution.*?```|`[^`]*`|\$[^$]*\$", " ", source(cell), flags=re.S)
-        for match in QUOTED_SENTENCE.finditer(text):
+        for match in (m for paragraph in re.split(r"\n\s*\n", text) for m in QUOTED_SENTENCE.finditer(paragraph)):
             quote = _normalized(match.group(1) or match.group(2))
             if len(quote.split()) < 3 or not quote[0].isupper():
                 continue  # a term or a name, not a sentence the model or a cell produced
@@ -355,6 +365,9 @@ def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
     assert unshown_quotes(cells('"Маленькая лодка на озере." became "The boat sank."', printed)) == ["The boat sank."]
     assert unshown_quotes(cells('a "soft" lookup, the "look-ahead mask"', printed)) == []  # terms, not sentences
     assert unshown_quotes(cells('```{admonition} Solution\n"A worked answer here."\n```', printed)) == []
+    assert unshown_quotes(cells('It wrote "The little\nboat on the lake." and "A storm\nhit the lake."', printed)) == [
+        "A storm hit the lake."]  # a quote broken over two lines is still one quote
+    assert unshown_quotes(cells('"Not closed here.\n\nAnd "The little boat on the lake."', printed)) == []
 
 
 # --- Every chapter ends with what to remember --------------------------------------------------
