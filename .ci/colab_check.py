@@ -7,8 +7,9 @@ installed exactly the way their setup cell installs it.
    with the repository URL replaced by this checkout (`git+file://localhost/...`: its committed HEAD).
 3. Every package of colab-runtime.txt still at Colab's version: the install replaced none of them.
 4. Every chapter of the student edition (the notebooks Colab opens, exercises unwritten) in quick mode
-   under nbval, in that environment (chapters 8 and 10 in the fresh folder of step 6, not twice). The key's chapters run in the project's own environment
-   (`make notebooks`): each edition runs once, in the environment its readers use.
+   under nbval, in that environment (chapters 8 and 10 in the fresh folder of step 6, not twice). The
+   key's chapters run in the project's own environment (`make notebooks`): each edition runs once, in
+   the environment its readers use.
 5. Colab runs Python 3.13, which this machine lacks: the registry is asked (a dry run, nothing is
    installed) whether the library's dependencies resolve to Python 3.13 wheels at Colab's versions.
 6. A fresh runtime's path (`fresh_runtime`): chapters 8 and 10 of the student edition copied

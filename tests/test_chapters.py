@@ -474,8 +474,7 @@ def recipe_settings_in_prose(cells, recipe) -> list[str]:
         for name, pattern in RECIPE_IN_PROSE.items():
             for match in pattern.finditer(text):
                 said = next(group for group in match.groups() if group)
-                value = NUMBER_WORDS.get(said.lower()) or int(said.replace(",", "")) if said[0].isdigit() or \
-                    said.lower() in NUMBER_WORDS else None
+                value = int(said.replace(",", "")) if said[0].isdigit() else NUMBER_WORDS.get(said.lower())
                 if value is not None and value != getattr(recipe, name):
                     wrong.append(f"{name} {said} (tl.Recipe(): {getattr(recipe, name)}) in '...{match.group(0)}...'")
     return wrong
