@@ -7,16 +7,20 @@ installed exactly the way their setup cell installs it.
    with the repository URL replaced by this checkout (`git+file://localhost/...`: its committed HEAD).
 3. Every package of colab-runtime.txt still at Colab's version: the install replaced none of them.
 4. Every chapter of the student edition (the notebooks Colab opens, exercises unwritten) in quick mode
-   under nbval, in that environment (chapters 8 and 10 in the fresh folder of step 6, not twice). The
+   under nbval, in that environment (chapters 7, 8 and 10 in the fresh folder of step 6, not twice). The
    key's chapters run in the project's own environment (`make notebooks`): each edition runs once, in
    the environment its readers use.
 5. Colab runs Python 3.13, which this machine lacks: the registry is asked (a dry run, nothing is
    installed) whether the library's dependencies resolve to Python 3.13 wheels at Colab's versions.
-6. A fresh runtime's path (`fresh_runtime`): chapters 8 and 10 of the student edition copied
-   into an empty folder (no checkout, no `runs/`). Chapter 8 with a reader's settings stops at its
-   translator cell and offers the choices instead of training; in quick mode (which asks it to
-   train) it says so before it trains and runs to the end; chapter 10 and its exercises' benchmarks
-   come from the installed package.
+6. A fresh runtime's path (`fresh_runtime`): chapters 7, 8 and 10 of the student edition copied
+   into an empty folder (no checkout, no `runs/`). Chapter 8 with a reader's settings, before chapter 7
+   has run there, stops at its translator cell and offers the choices instead of training. nbval then
+   runs chapter 7 there and chapter 8 after it, on the same worker (conftest.py's AFTER): chapter 8
+   reads the translator chapter 7 trained in that folder, as a reader's next chapter in the same
+   runtime does. (Until 2026-12-05 chapter 8 trained its own copy there, the same quick recipe a third
+   time in `make test`; `chapter_7_translator(..., train=True)` is tested in tests/test_book_runs.py,
+   and the training it calls, `train_translator`, in tests/test_recipe.py and tests/test_faults.py.)
+   Chapter 10 and its exercises' benchmarks come from the installed package.
 
 Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone;
 `--prepare` runs steps 5 and 1 (`make test` runs it while it installs .venv), which a later run then skips.
@@ -166,22 +170,20 @@ def main() -> None:
     env = {"TF_NUM_INTRAOP_THREADS": "1", **os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
     with fresh_runtime(python, env) as fresh:
         # The student edition and the fresh runtime's chapters in one run, two at a time (as in make
-        # notebooks): the fresh chapter 8 trains while the other worker runs other chapters. Chapters 8
-        # and 10 run once, in the fresh folder (the same notebooks: there they also train their own
-        # translator and find the course's files in the installed package; the key's chapter 8 reads
-        # chapter 7's run in `make notebooks`).
+        # notebooks). Chapters 7, 8 and 10 run once, in the fresh folder (the same notebooks: there they
+        # find the course's files in the installed package, and chapter 8 reads chapter 7's run there).
         elsewhere = [f"--ignore=student/chapters/{name}" for name in FRESH_CHAPTERS]
         run(python, "-m", "pytest", "-n", "2", "--dist", "loadfile",
             "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q", *junit("colab-notebooks"),
             "-o", "addopts=", "-o", "pythonpath=", *elsewhere, "student/chapters/", fresh, cwd=ROOT, env=env)
-        print("colab-check: chapters 8 and 10 ran in a fresh folder (chapter 8 trained because quick mode asks it to).")
+        print("colab-check: chapters 7, 8 and 10 ran in a fresh folder (chapter 8 read chapter 7's run there).")
     print(f"colab-check: every chapter of the student edition ran on tensorflow {after['tensorflow']} / "
           f"keras {after['keras']} "
           f"(Colab's GPU runtime versions; Python {sys.version_info.major}.{sys.version_info.minor} here, "
           "3.13 on Colab).")
 
 
-FRESH_CHAPTERS = ("08_translating.ipynb", "10_performance.ipynb")  # run in the fresh folder only
+FRESH_CHAPTERS = ("07_training.ipynb", "08_translating.ipynb", "10_performance.ipynb")  # run in the fresh folder only
 FRESH_CHAPTER_8 = """
 import json, sys
 from pathlib import Path
@@ -206,9 +208,9 @@ else:
 
 @contextlib.contextmanager
 def fresh_runtime(python: Path, env: dict):
-    """Chapters 8 and 10 where a fresh Colab runtime has them: an empty folder, the installed library.
-    Chapter 8 with a reader's settings is checked here; the folder is yielded for nbval to run both
-    chapters in quick mode, where chapter 8 trains its translator because quick mode asks it to."""
+    """Chapters 7, 8 and 10 where a fresh Colab runtime has them: an empty folder, the installed library.
+    Chapter 8 with a reader's settings is checked here, before chapter 7 ran; the folder is yielded for
+    nbval to run the three chapters in quick mode, chapter 8 after chapter 7, whose run it reads."""
     with tempfile.TemporaryDirectory(prefix="fresh-runtime-") as folder:
         for name in FRESH_CHAPTERS:
             (Path(folder) / name).write_bytes((ROOT / "student" / "chapters" / name).read_bytes())
