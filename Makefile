@@ -66,14 +66,12 @@ ci-profile:
 # PYTEST_WORKERS=0 runs everything in this process.
 PYTEST_WORKERS ?= 2
 # The unit tests get one worker more than PYTEST_WORKERS: with two, the cores stood idle 26% of the time
-# (workers waiting on kernels, browsers and subprocesses). The trained tiny translator many tests share
-# (tests/tiny_translator.py, kept in .pytest_cache) is trained beside them, from the start; a test that
-# needs it before it is ready waits for it (a file lock) instead of training its own.
+# (workers waiting on kernels, browsers and subprocesses). The trained tiny translator many tests share is
+# not trained here: its weights are kept in tests/data/tiny-translator/ (tests/tiny_translator.py says how
+# they were trained, and how to train them again), and the first test that needs it assembles it.
 UNIT_WORKERS ?= $(if $(filter 0,$(PYTEST_WORKERS)),0,$(shell echo $$(($(PYTEST_WORKERS) + 1))))
 unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
-	$(BIN)/python tests/tiny_translator.py & trainer=$$!; \
-	$(BIN)/python -m pytest -n $(UNIT_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests; status=$$?; \
-	wait $$trainer || status=$$((status ? status : 1)); exit $$status
+	$(BIN)/python -m pytest -n $(UNIT_WORKERS) --dist loadfile $(call JUNIT,unit-tests) tests
 
 # With two or more workers each kernel computes on one thread (TensorFlow's default is one per core): the key's
 # chapters, alone on the 2-core AMD EPYC, 183 s instead of 195 and 251 s of CPU instead of 321.

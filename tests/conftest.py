@@ -59,8 +59,8 @@ requires_shared_data = pytest.mark.skipif(
 def trained_tiny(tmp_path_factory):
     """The `tiny` preset trained on the synthetic task (numbers in Russian words -> English words),
     saved as a translator directory: a model that really translates, shared by every test that needs
-    one. It is trained once and kept on disk (tests/tiny_translator.py says how, and why it can be
-    trusted); each worker gets its own copy, which a test may change."""
+    one. Its trained weights are kept in tests/data/tiny-translator/ (tests/tiny_translator.py says how
+    they were trained, and why they can be trusted); each worker gets its own copy, which a test may change."""
     from tiny_translator import trained_tiny_translator
 
     copy = tmp_path_factory.mktemp("tiny") / "translator"

@@ -5,6 +5,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -102,44 +104,75 @@ def test_colab_checks_environment_is_prepared_once_per_set_of_requirements(tmp_p
     assert done == ["wheels", "install"] * 2
 
 
-def test_the_shared_tiny_translator_is_trained_again_when_the_library_or_its_settings_change(tmp_path, monkeypatch):
+def test_the_shared_tiny_translator_is_assembled_again_when_the_library_its_weights_or_settings_change(
+        tmp_path, monkeypatch):
     import shutil
 
     import tiny_translator
 
     copy = tmp_path / "checkout"
     shutil.copytree(ROOT / "transformer_lib", copy / "transformer_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    kept = shutil.copytree(tiny_translator.KEPT, tmp_path / "kept")
     monkeypatch.setattr(tiny_translator, "ROOT", copy)
-    first = tiny_translator.cache_key()
-    assert tiny_translator.cache_key() == first  # the same source, the same key
+    first = tiny_translator.cache_key(kept)
+    assert tiny_translator.cache_key(kept) == first  # the same source, the same key
     attention = copy / "transformer_lib" / "attention.py"
     attention.write_text(attention.read_text() + "\n# one more line\n")
-    second = tiny_translator.cache_key()
+    second = tiny_translator.cache_key(kept)
     assert second != first
+    (kept / "model.weights.h5").write_bytes((kept / "model.weights.h5").read_bytes() + b"\0")
+    third = tiny_translator.cache_key(kept)
+    assert third not in (first, second)
     monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 29)
-    assert tiny_translator.cache_key() not in (first, second)
+    assert tiny_translator.cache_key(kept) not in (first, second, third)
 
 
-def test_the_shared_tiny_translator_is_trained_once_and_then_read_from_its_folder(tmp_path, monkeypatch):
+def test_the_kept_tiny_translator_was_trained_with_the_settings_and_says_how():
     import tiny_translator
 
-    trained = []
+    import transformer_lib as tl
 
-    def fake_training(directory):
-        trained.append(directory)
+    record = tiny_translator.kept_record()
+    assert record["settings"] == tiny_translator.SETTINGS
+    assert record["command"] == "python tests/tiny_translator.py --write" and record["machine"] and record["date"]
+    held_out = len(tl.load_parallel_corpus("synthetic", "test"))  # all of them, when the weights were trained
+    assert record["held_out_exact"] == f"{held_out} of {held_out} test numbers translated exactly (greedy)"
+
+
+def test_kept_weights_of_other_settings_or_missing_files_name_the_command_that_trains_them_again(tmp_path, monkeypatch):
+    import shutil
+
+    import tiny_translator
+
+    kept = shutil.copytree(tiny_translator.KEPT, tmp_path / "kept")
+    monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 29)
+    with pytest.raises(RuntimeError, match=r"\(epochs differ from SETTINGS\): train it again with `python tests/tiny_"):
+        tiny_translator.kept_record(kept)
+    monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 30)
+    (kept / "source.model").unlink()
+    with pytest.raises(FileNotFoundError, match=r"lacks source.model: train the tiny translator again"):
+        tiny_translator.kept_record(kept)
+
+
+def test_the_shared_tiny_translator_is_assembled_once_and_then_read_from_its_folder(tmp_path, monkeypatch):
+    import tiny_translator
+
+    assembled = []
+
+    def fake_assembly(directory, kept):
+        assembled.append(directory)
         directory.mkdir(parents=True)
         (directory / "model.keras").write_text("weights")
 
-    monkeypatch.setattr(tiny_translator, "train_into", fake_training)
+    monkeypatch.setattr(tiny_translator, "assemble_into", fake_assembly)
     first = tiny_translator.trained_tiny_translator(tmp_path)
     again = tiny_translator.trained_tiny_translator(tmp_path)
-    assert first == again == trained[0] and len(trained) == 1
-    record = json.loads((first.parent / "trained.json").read_text())
-    assert record["settings"] == tiny_translator.SETTINGS and record["seconds"] >= 0
-    (first.parent / "trained.json").unlink()  # a training that never finished is done again, from scratch
+    assert first == again == assembled[0] and len(assembled) == 1
+    assert json.loads((first.parent / "assembled.json").read_text())["seconds"] >= 0
+    (first.parent / "assembled.json").unlink()  # an assembly that never finished is done again, from scratch
     (first / "half-written").write_text("")
     tiny_translator.trained_tiny_translator(tmp_path)
-    assert len(trained) == 2 and not (first / "half-written").exists()
+    assert len(assembled) == 2 and not (first / "half-written").exists()
 
 
 def test_the_readme_quotes_the_last_profile_record():
