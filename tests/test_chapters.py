@@ -297,14 +297,36 @@ def test_the_prose_holds_no_control_characters(path):
 # --- Quoted model outputs come from the outputs ------------------------------------------------
 # A sentence the prose quotes in double quotes ("..." or “...”: a translation, a generated review, a
 # printed line) must appear, word for word, in an output of the same chapter, so that a re-run that
-# changes what the model says fails here until the text follows. Short quotes (a name, a term, one
-# word) are not sentences; quotes of the paper or of a source sentence that no cell prints are listed
-# here with where they come from.
+# changes what the model says fails here until the text follows. Lowercase quotes count too (the IMDB
+# reviews and what chapter 9's models say of them are lowercase). Short quotes (a name, a term, one or
+# two words) are not sentences; quotes of the paper, of a source sentence that no cell prints, or phrases
+# the prose makes up are listed here with where they come from.
 QUOTED_SENTENCE = re.compile(r'"([^"]+?)"|“([^”]+?)”')  # within a paragraph: a quote may span lines
 QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
     "01_data": {"Я не знаю.": "an illustration of two Tatoeba sources sharing one target (the split's rule)",
                 "I don't know.": "an illustration of two Tatoeba sources sharing one target (the split's rule)"},
+    "02_positional_encoding": {
+        "for any fixed offset , can be represented as a linear function of": "the paper, §3.5 (its formulas left out)",
+        "found that the two versions produced nearly identical results": "the paper, §3.5",
+        "may allow the model to extrapolate to sequence lengths longer than the ones encountered during training":
+            "the paper, §3.5",
+        "look tokens back": "what a layer can learn, in the prose's words ($k$ left out)"},
+    "03_attention": {"equal or not?": "the question a dictionary lookup asks, in the prose's words",
+                     "what I look for": "a query's role, in the prose's words",
+                     "what I am": "a key's role, in the prose's words",
+                     "dog bites man": "a made-up example sentence (the permutation exercise)",
+                     "man bites dog": "a made-up example sentence (the permutation exercise)"},
+    "05_multi_head_attention": {
+        "could be a subject": "a made-up feature of the worked example",
+        "stands right before the query": "a made-up feature of the worked example",
+        "the previous word": "a relation a head may learn, in the prose's words",
+        "the end of the clause": "a relation a head may learn, in the prose's words",
+        "due to the reduced dimension of each head, the total computational cost is similar to that of single-head "
+        "attention with full dimensionality": "the paper, §3.2.2"},
     "06_assembling": {
+        "to the output of each sub-layer, before it is added to the sub-layer input and normalized": "the paper, §5.4",
+        "две тысячи сорок семь": "an example of the synthetic task's pairs (none printed with it)",
+        "two thousand forty-seven": "an example of the synthetic task's pairs (none printed with it)",
         "We employ a residual connection around each of the two sub-layers, followed by layer normalization. "
         "That is, the output of each sub-layer is .": "the paper, §3.1 (its formula left out: maths is not a quote)",
         "In our model, we share the same weight matrix between the two embedding layers and the pre-softmax "
@@ -312,12 +334,14 @@ QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
     "07_training": {
         "During training, we employed label smoothing of value . This hurts perplexity, as the model learns to be "
         "more unsure, but improves accuracy and BLEU score.": "the paper, §5.4 (its formula left out)",
-        "For the base models, we used a single model obtained by averaging the last 5 checkpoints": "the paper, §6.1"},
+        "For the base models, we used a single model obtained by averaging the last 5 checkpoints": "the paper, §6.1",
+        "a few epochs": "how to read the chosen number of averaged epochs, in the prose's words"},
     "09_imdb_bert": {"Should You Mask 15% in Masked Language Modeling?": "a paper's title (Wettig et al. 2023)",
                      "Learning Word Vectors for Sentiment Analysis": "a paper's title (Maas et al. 2011)",
                      "Pre-training of Deep Bidirectional Transformers for Language Understanding":
                          "a paper's title (Devlin et al. 2019)",
-                     "Text classification with Transformer": "the Keras example's title (keras.io, Nandan 2020)"},
+                     "Text classification with Transformer": "the Keras example's title (keras.io, Nandan 2020)",
+                     "it uses no test label, so it is fair": "a colleague's claim that exercise 6 asks about"},
 }
 
 
@@ -337,7 +361,7 @@ def unshown_quotes(cells) -> list[str]:
         text = re.sub(r"```\{admonition\} Solution.*?```|`[^`]*`|\$[^$]*\$", " ", source(cell), flags=re.S)
         for match in (m for paragraph in re.split(r"\n\s*\n", text) for m in QUOTED_SENTENCE.finditer(paragraph)):
             quote = _normalized(match.group(1) or match.group(2))
-            if len(quote.split()) < 3 or not quote[0].isupper():
+            if len(quote.split()) < 3:
                 continue  # a term or a name, not a sentence the model or a cell produced
             if quote.rstrip(".,;:!?") not in shown:
                 missing.append(quote)
@@ -368,6 +392,10 @@ def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
     assert unshown_quotes(cells('It wrote "The little\nboat on the lake." and "A storm\nhit the lake."', printed)) == [
         "A storm hit the lake."]  # a quote broken over two lines is still one quote
     assert unshown_quotes(cells('"Not closed here.\n\nAnd "The little boat on the lake."', printed)) == []
+    review = "this is one of the [MASK] movies i have ever seen -> ['▁worst', '▁best']\n"  # lowercase, as IMDB's
+    assert unshown_quotes(cells('a superlative belongs in "one of the [MASK] movies i have ever seen"', review)) == []
+    assert unshown_quotes(cells('it belongs in "one of the ... movies i have seen"', review)) == [
+        "one of the ... movies i have seen"]
 
 
 # --- Every chapter ends with what to remember --------------------------------------------------
