@@ -213,3 +213,20 @@ def test_the_slowest_files_of_the_last_record_are_handed_out_first_and_the_other
         path.write_text(broken)
         assert ci_time.slowest_first(units, path) == list(units)  # no record: xdist's order stays
     assert ci_time.slowest_first(units, tmp_path / "missing.json") == list(units)
+
+
+def test_kept_weights_that_no_longer_fit_the_model_name_the_command_that_trains_them_again(tmp_path):
+    import shutil
+
+    import numpy as np
+    import tiny_translator
+
+    import transformer_lib as tl
+
+    kept = shutil.copytree(tiny_translator.KEPT, tmp_path / "kept")
+    other = tl.Transformer(1, 16, 2, 32, 400, 400)  # as if the model had changed since the weights were trained
+    other((np.ones((1, 4), np.int32), np.ones((1, 4), np.int32)))
+    other.save_weights(kept / "model.weights.h5")
+    with pytest.raises(RuntimeError, match=r"weights do not fit the model as it is now .*`python tests/tiny_translator"):
+        tiny_translator.assemble_into(tmp_path / "translator", kept)
+    assert not (tmp_path / "translator").exists()

@@ -132,7 +132,8 @@ def assemble_into(directory: Path, kept: Path = KEPT) -> None:
     try:
         model.load_weights(kept / "model.weights.h5")
     except (ValueError, KeyError) as error:
-        raise RuntimeError(f"The kept tiny translator's weights do not fit the model as it is now ({error}): "
+        first_line = str(error).strip().splitlines()[0]  # Keras goes on to list every layer
+        raise RuntimeError(f"The kept tiny translator's weights do not fit the model as it is now ({first_line}): "
                            f"train it again with `{WRITE}`.") from error
     save_translator(Translator(model, *tokenizers, max_length=SETTINGS["max_length"]), directory)
 
