@@ -219,7 +219,7 @@ def fresh_runtime(python: Path, env: dict):
         reader = {key: value for key, value in env.items() if key != "BOOK_QUICK"}  # a reader's full settings
         run(python.parent / "ipython", "--quick", "--no-banner", script.name, cwd=folder, env=reader)
         script.unlink()
-        found = ("import benchmarks.throughput, benchmarks.time_to_quality, transformer_lib.course_files as c; "
+        found = ("import benchmarks.throughput, benchmarks.time_to_quality, transformer_lib.book.course_files as c; "
                  "assert 'site-packages' in benchmarks.throughput.__file__, benchmarks.throughput.__file__; "
                  "print('colab-check: chapter 10 finds', c.course_file('benchmarks/time_to_quality.json'))")
         run(python, "-c", found, cwd=folder, env=env)

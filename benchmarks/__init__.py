@@ -33,8 +33,8 @@ def _wait(outputs) -> None:
 
 
 def processor() -> str:
-    """The CPU's model name and its widest vector instructions (`transformer_lib.machine.cpu_model`)."""
-    from transformer_lib.machine import cpu_model
+    """The CPU's model name and its widest vector instructions (`transformer_lib.utils.machine_description.cpu_model`)."""
+    from transformer_lib.utils.machine_description import cpu_model
 
     return cpu_model()
 

@@ -89,7 +89,7 @@ def run(config: dict, log=print, quality: str = "stored") -> dict:
     adds the last time-to-quality record, "measure" measures it again, "none" leaves it out."""
     import transformer_lib as tl
     from benchmarks import decode_speed, limit, load_average, memory, padding, processor, throughput, time_to_quality
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     started = time.perf_counter()
     sections = {}  # seconds per section, to see where the run's time goes

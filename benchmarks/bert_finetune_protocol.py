@@ -36,9 +36,9 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib.json_records import write_json
-from transformer_lib.machine import describe_machine
-from transformer_lib.tokenizer import END_ID, START_ID
+from transformer_lib.utils.json_records import write_json
+from transformer_lib.utils.machine_description import describe_machine
+from transformer_lib.data.tokenizer import END_ID, START_ID
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "bert_finetune_protocol.json"
 REVIEW_LENGTH = 256
@@ -48,7 +48,7 @@ TEST_SAMPLE = 5000  # the balanced test sample of bert_labels_cpu (seed 99)
 
 def padded_rows(reviews, tokenizer) -> tuple[np.ndarray, np.ndarray]:
     """START, head and tail of each review, END, padded with 0 to REVIEW_LENGTH; and the labels."""
-    ids = [[START_ID, *tl.imdb.truncated(row, REVIEW_LENGTH - 2, "head+tail"), END_ID]
+    ids = [[START_ID, *tl.data.imdb.truncated(row, REVIEW_LENGTH - 2, "head+tail"), END_ID]
            for row in tokenizer.encode([text for text, _ in reviews])]
     return (keras.utils.pad_sequences(ids, maxlen=REVIEW_LENGTH, padding="post"),
             np.asarray([label for _, label in reviews], np.int32))
@@ -110,14 +110,14 @@ def main(argv=None) -> dict:
 
     batching = dict(max_length=REVIEW_LENGTH, batch_tokens=8192, truncate="head+tail")
     val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
-    test_pairs = reviews["test"] if args.test == "all" else tl.imdb.balanced(reviews["test"], min(TEST_SAMPLE, len(
+    test_pairs = reviews["test"] if args.test == "all" else tl.data.imdb.balanced(reviews["test"], min(TEST_SAMPLE, len(
         reviews["test"]) // 2 * 2), seed=99)
     test_ds = tl.make_review_batches(test_pairs, tokenizer, shuffle=False, **batching)
     clip = args.clip or {"buckets": "weight", "reviews": "global"}[args.protocol]
     runs = []
     for seed in (int(s) for s in args.seeds.split(",")):
         keras.utils.set_random_seed(seed)
-        labelled = tl.imdb.balanced(reviews["train"], args.labels, seed)
+        labelled = tl.data.imdb.balanced(reviews["train"], args.labels, seed)
         if args.protocol == "buckets":
             train_ds = tl.make_review_batches(labelled, tokenizer, seed=seed, **batching)
         else:

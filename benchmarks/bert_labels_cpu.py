@@ -24,7 +24,7 @@ per model, on a fixed balanced sample of 5,000 test reviews (the screen's budget
 all 25,000).
 
 `--windows random` pretrains on one window of every review an epoch, starting at a random place
-(`tl.imdb.random_review_windows`, `--batch-tokens / --window` windows a batch, as the GPU screen drew
+(`tl.data.imdb.random_review_windows`, `--batch-tokens / --window` windows a batch, as the GPU screen drew
 them) instead of all its consecutive windows; `--pretrain-clip global` clips the gradient of all
 weights together to norm 1 (as the GPU screen) instead of each weight's.
 `--pretrain-epochs N` pretrains exactly N epochs (instead of a budget in minutes); `--scratch-lrs`
@@ -50,8 +50,8 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib.json_records import write_json
-from transformer_lib.machine import describe_machine
+from transformer_lib.utils.json_records import write_json
+from transformer_lib.utils.machine_description import describe_machine
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "bert_labels_cpu.json"
 REVIEW_LENGTH = 256  # tokens of a review for classification, as chapter 9
@@ -60,9 +60,9 @@ TEST_SAMPLE = 5000
 
 
 def window_batches(ids: list[list[int]], window: int, batch_tokens: int, shuffle: bool, seed: int = 0) -> tf.data.Dataset:
-    """`tl.imdb.review_windows` batched by length (labels 0, unused)."""
-    rows = tl.imdb.review_windows(ids, window)
-    return tl.imdb.batch_rows(rows, [0] * len(rows), window, batch_tokens, shuffle, seed)
+    """`tl.data.imdb.review_windows` batched by length (labels 0, unused)."""
+    rows = tl.data.imdb.review_windows(ids, window)
+    return tl.data.imdb.batch_rows(rows, [0] * len(rows), window, batch_tokens, shuffle, seed)
 
 
 def main(argv=None) -> dict:
@@ -74,7 +74,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--lr", type=float, default=3e-3, help="pretraining peak learning rate")
     parser.add_argument("--warmup", type=int, default=1000)
     parser.add_argument("--norm-first", action="store_true", help="pre-LN (default: BERT's post-LN)")
-    parser.add_argument("--mask-rate", type=float, default=tl.bert.MASK_RATE, help="share of tokens to predict")
+    parser.add_argument("--mask-rate", type=float, default=tl.models.bert.MASK_RATE, help="share of tokens to predict")
     parser.add_argument("--finetune-lrs", default=",".join(str(lr) for lr in FINETUNE_LRS),
                         help="fine-tuning learning rates tried (each model's chosen on validation)")
     parser.add_argument("--pretrain-epochs", type=int, default=0, help="exactly this many epochs (0: as --minutes allows)")
@@ -96,18 +96,18 @@ def main(argv=None) -> dict:
     layers, width, heads, dff = (int(v) for v in args.size.split(","))
     start_all = time.perf_counter()
     reviews = {split: tl.load_imdb(split, sample=args.toy) for split in ("train", "validation", "test")}
-    tokenizer = tl.imdb.train_review_tokenizer(reviews["train"], 1000 if args.toy else 8000)
+    tokenizer = tl.data.imdb.train_review_tokenizer(reviews["train"], 1000 if args.toy else 8000)
     mask_id = tokenizer.vocab_size
     sizes = dict(num_layers=layers, d_model=width, num_heads=heads, dff=dff, dropout_rate=0.1,
                  max_length=REVIEW_LENGTH, norm_first=args.norm_first)
     encode = lambda split: tokenizer.encode([text for text, _ in reviews[split]])
     if args.windows == "random":
         per_batch = max(1, args.batch_tokens // args.window)
-        train_windows = tl.imdb.random_review_windows(encode("train"), args.window, per_batch)
+        train_windows = tl.data.imdb.random_review_windows(encode("train"), args.window, per_batch)
     else:
         train_windows = window_batches(encode("train"), args.window, args.batch_tokens, True)
-    mlm_train = tl.bert.make_mlm_batches(train_windows, mask_id, rate=args.mask_rate)
-    mlm_val = tl.bert.make_mlm_batches(window_batches(encode("validation"), args.window, args.batch_tokens, False), mask_id,
+    mlm_train = tl.models.bert.make_mlm_batches(train_windows, mask_id, rate=args.mask_rate)
+    mlm_val = tl.models.bert.make_mlm_batches(window_batches(encode("validation"), args.window, args.batch_tokens, False), mask_id,
                                        seed=1)  # BERT's 15% whatever the training rate: comparable accuracies
 
     keras.utils.set_random_seed(0)
@@ -140,13 +140,13 @@ def main(argv=None) -> dict:
 
     batching = dict(max_length=REVIEW_LENGTH, batch_tokens=8192, truncate="head+tail")
     val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
-    test_pairs = tl.imdb.balanced(reviews["test"], TEST_SAMPLE, seed=99)
+    test_pairs = tl.data.imdb.balanced(reviews["test"], TEST_SAMPLE, seed=99)
     test_ds = tl.make_review_batches(test_pairs, tokenizer, shuffle=False, **batching)
 
     def fine_tune(pretrained: bool, seed: int, lr: float, labels: int = args.labels, epochs: int = args.finetune_epochs,
                   patience: int = args.patience, test=test_ds) -> dict:
         keras.utils.set_random_seed(seed)
-        train_ds = tl.make_review_batches(tl.imdb.balanced(reviews["train"], labels, seed), tokenizer, seed=seed, **batching)
+        train_ds = tl.make_review_batches(tl.data.imdb.balanced(reviews["train"], labels, seed), tokenizer, seed=seed, **batching)
         model = (tl.classifier_from_pretrained(bert) if pretrained else
                  tl.TransformerClassifier(mask_id + 1, activation="gelu", **sizes))
         model.compile(optimizer=keras.optimizers.Adam(lr, clipnorm=1.0), metrics=["accuracy"],

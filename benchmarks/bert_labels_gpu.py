@@ -41,7 +41,7 @@ def prepare(folder: Path, vocab_size: int = 8000) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     reviews = {split: tl.load_imdb(split) for split in ("train", "validation", "test")}
-    tokenizer = tl.imdb.train_review_tokenizer(reviews["train"], vocab_size)
+    tokenizer = tl.data.imdb.train_review_tokenizer(reviews["train"], vocab_size)
     arrays = {"vocab_size": np.int32(tokenizer.vocab_size)}
     for split, pairs in reviews.items():
         ids = tokenizer.encode([text for text, _ in pairs])

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 from keras import ops
 
-import transformer_lib.decoder as decoder_module
+import transformer_lib.layers.decoder as decoder_module
 from benchmarks import best_seconds, processor
 from benchmarks.decode_speed import _random_model_and_sources
-from transformer_lib.decoding import greedy_decode
+from transformer_lib.decoding.search import greedy_decode
 
 OUT = Path(__file__).resolve().parent / "cache_write.json"
 
@@ -56,7 +56,7 @@ def measure(preset="small", batch=8, lengths=(32, 64), repeats=5, vocab_size=800
 
 
 def main(argv=None) -> dict:
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="small")

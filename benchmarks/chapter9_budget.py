@@ -36,7 +36,7 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib.machine import describe_machine
+from transformer_lib.utils.machine_description import describe_machine
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "chapter9_budget.json"
 FULL = dict(vocab=8001,  # 8,000 pieces and the mask token
@@ -66,7 +66,7 @@ def parts(rng: np.random.Generator, seconds: float, config: dict = FULL) -> dict
     speeds = {}
 
     windows = rng.integers(3, vocab - 1, (16, length)).astype("int32")
-    batches = tl.bert.make_mlm_batches(tf.data.Dataset.from_tensors(windows).repeat(), vocab - 1, rate=0.6)
+    batches = tl.models.bert.make_mlm_batches(tf.data.Dataset.from_tensors(windows).repeat(), vocab - 1, rate=0.6)
     mlm = compiled(tl.MaskedLanguageModel(vocab, max_length=length, **size), crossentropy)
     iterator = iter(batches)
     speeds["mlm"] = timed(lambda: mlm.train_on_batch(*next(iterator)), windows.size, seconds, warmup)
@@ -78,7 +78,7 @@ def parts(rng: np.random.Generator, seconds: float, config: dict = FULL) -> dict
     speeds["classifier_read"] = timed(lambda: classifier.predict_on_batch(wide), wide.size, seconds, warmup)
 
     texts = rng.integers(3, vocab - 1, (32, length // 2 + 1)).astype("int32")
-    inputs, targets = tl.language_model.next_token_pairs(texts)
+    inputs, targets = tl.models.language_model.next_token_pairs(texts)
     lm = tl.LanguageModel(vocab, max_length=length, **{k: v for k, v in size.items() if k != "norm_first"})
     lm.compile(optimizer=keras.optimizers.Adam(1e-3), loss=tl.MaskedLoss(label_smoothing=0.0), jit_compile=False)
     speeds["lm_train"] = timed(lambda: lm.train_on_batch(inputs, targets), inputs.size, seconds, warmup)

@@ -1,4 +1,4 @@
-"""How much of a training step the loss costs, plain or compiled by XLA (`tl.training.compiled_loss`).
+"""How much of a training step the loss costs, plain or compiled by XLA (`tl.training.loop.compiled_loss`).
 
 Chapter 7's recipe (`tl.Recipe()`) on its own training batches: the same model takes turns of
 `--steps` updates with each loss (`masked_loss` as plain TensorFlow ops, or the same function under
@@ -24,10 +24,10 @@ import numpy as np
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib import training
-from transformer_lib.objective import masked_loss
-from transformer_lib.recipe import Recipe, training_data
-from transformer_lib.machine import describe_machine
+from transformer_lib.training import loop as training
+from transformer_lib.training.objective import masked_loss
+from transformer_lib.training.recipe import Recipe, training_data
+from transformer_lib.utils.machine_description import describe_machine
 
 OUT = Path(__file__).with_name("compiled_loss.json")
 
@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
     tokenizers, train_ds, _ = training_data(recipe, val_pairs, verbose=False)
     batches = list(train_ds)  # one epoch: every batch shape of the run
     model = recipe.model(tokenizers)
-    optimizer = recipe.optimizer(model.hyperparameters["d_model"], len(batches) * recipe.epochs)
+    optimizer = recipe.optimizer(model.config.d_model, len(batches) * recipe.epochs)
     variants = {"plain": masked_loss, "compiled": training.compiled_loss}
     steps = {name: step_function(model, optimizer, loss, recipe.label_smoothing) for name, loss in variants.items()}
 

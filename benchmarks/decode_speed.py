@@ -21,8 +21,8 @@ import numpy as np
 
 import transformer_lib as tl
 from benchmarks import best_seconds
-from transformer_lib.decoding import beam_search, greedy_decode
-from transformer_lib.tokenizer import END_ID
+from transformer_lib.decoding.search import beam_search, greedy_decode
+from transformer_lib.data.tokenizer import END_ID
 
 
 GREEDY_WAYS = {  # name: greedy_decode options

@@ -75,7 +75,7 @@ def build(model_module, objective, preset: str, vocab_size: int, policy: str, ji
     keras.utils.set_random_seed(0)
     model = model_module.Transformer.from_preset(preset, vocab_size, vocab_size)
     model((np.ones((2, 8), np.int32), np.ones((2, 8), np.int32)))
-    model.compile(optimizer=objective.make_optimizer(model.hyperparameters["d_model"], warmup_steps=4000),
+    model.compile(optimizer=objective.make_optimizer(model.config.d_model, warmup_steps=4000),
                   loss=objective.MaskedLoss(label_smoothing=0.1), jit_compile=jit_compile)
     return model
 

@@ -60,7 +60,10 @@ def import_model_modules():
     package = types.ModuleType("transformer_lib")
     package.__path__ = [str(ROOT / "transformer_lib")]
     sys.modules.setdefault("transformer_lib", package)
-    from transformer_lib import evaluation, model, objective, tokenizer
+    from transformer_lib.decoding import bleu as evaluation
+    from transformer_lib.models import transformer as model
+    from transformer_lib.training import objective
+    from transformer_lib.data import tokenizer
 
     return model, tokenizer, evaluation, objective
 
@@ -116,7 +119,7 @@ def train(folder: Path, record_path: Path, minutes: float, batch_tokens: int, pr
     model = model_module.Transformer.from_preset(preset, source_tok.vocab_size, target_tok.vocab_size,
                                                  max_length=MAX_LENGTH)
     model((np.ones((2, 8), np.int32), np.ones((2, 8), np.int32)))
-    d_model = model.hyperparameters["d_model"]
+    d_model = model.config.d_model
 
     model.compile(optimizer=objective.make_optimizer(d_model, warmup_steps=4000),  # Adam and §5.3's schedule
                   loss=objective.MaskedLoss(label_smoothing=0.1))  # padding never counts

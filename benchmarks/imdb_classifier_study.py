@@ -66,7 +66,7 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     settings = row_settings(name, toy)
     keras.utils.set_random_seed(settings["seed"])
     reviews = {split: tl.load_imdb(split, sample=toy) for split in ("train", "validation")}
-    tokenizer = tl.imdb.train_review_tokenizer(reviews["train"], settings["vocab_size"])
+    tokenizer = tl.data.imdb.train_review_tokenizer(reviews["train"], settings["vocab_size"])
     batching = dict(max_length=settings["max_length"], batch_tokens=settings["batch_tokens"], truncate=settings["truncate"])
     train_ds = tl.make_review_batches(reviews["train"], tokenizer, seed=settings["seed"], **batching)
     val_ds = tl.make_review_batches(reviews["validation"], tokenizer, shuffle=False, **batching)
@@ -107,7 +107,7 @@ def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = 
 def write(out: Path, epochs: int, workers: int, start: float, rows: dict, failed: dict) -> dict:
     """The table so far, written to `out` (after every finished row). Rows already in `out` from an
     earlier call with the same epochs are kept unless run again."""
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     earlier = json.loads(out.read_text()) if out.is_file() else {}
     kept = {row["name"]: row for row in earlier.get("rows", []) if earlier.get("epochs") == epochs}

@@ -26,7 +26,7 @@ import tensorflow as tf
 import transformer_lib as tl
 from benchmarks import best_seconds
 from benchmarks.throughput import make_train_step
-from transformer_lib.objective import make_optimizer, masked_loss
+from transformer_lib.training.objective import make_optimizer, masked_loss
 
 
 def matmul_peak(n: int = 4096, repeats: int = 5) -> dict:
@@ -86,7 +86,7 @@ def time_step_parts(model: tl.Transformer, source, target_in, target_out, jit_co
     """Best seconds of some of: the forward pass with the loss, the whole step (forward, backward,
     Adam), Adam's update alone (on random dense gradients), and the vocabulary part alone (output
     projection + loss, forward and backward), on the same batch."""
-    optimizer = make_optimizer(model.hyperparameters["d_model"])
+    optimizer = make_optimizer(model.config.d_model)
     variables = model.trainable_variables
     optimizer.build(variables)
     compiled = tf.function(jit_compile=jit_compile)
@@ -109,7 +109,7 @@ def time_step_parts(model: tl.Transformer, source, target_in, target_out, jit_co
             loss = masked_loss(target_out, model.project(x))
         return loss, tape.gradient(loss, [x, *head])
 
-    x = tf.random.normal((*target_in.shape, model.hyperparameters["d_model"]), seed=3)
+    x = tf.random.normal((*target_in.shape, model.config.d_model), seed=3)
     batch = (source, target_in, target_out)
     grads = [tf.random.normal(v.shape, stddev=1e-3, seed=4) for v in variables]
     step = make_train_step(model, optimizer, jit_compile)
@@ -135,7 +135,7 @@ def measure(preset: str = "base", batch: int = 64, length: int = 32, vocab_size:
     """
     peak = peak or matmul_peak(matmul_n)
     keras.utils.set_random_seed(seed)
-    sizes = dict(tl.PRESETS[preset])
+    sizes = tl.PRESETS[preset].pick("num_layers", "d_model", "num_heads", "dff", "dropout_rate")
     model = tl.Transformer(**sizes, input_vocab_size=vocab_size, target_vocab_size=vocab_size, max_length=max(64, length))
     source, target_in, target_out = full_batch(batch, length, vocab_size, seed)
     model((source[:1], target_in[:1]))  # build

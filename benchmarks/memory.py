@@ -49,13 +49,13 @@ def run_child(preset: str, batch: int, length: int, vocab_size: int, jit_compile
     import transformer_lib as tl
     from benchmarks.limit import full_batch
     from benchmarks.throughput import make_train_step
-    from transformer_lib.objective import make_optimizer
+    from transformer_lib.training.objective import make_optimizer
 
     keras.utils.set_random_seed(0)
     model = tl.Transformer.from_preset(preset, vocab_size, vocab_size, max_length=max(64, length))
     source, target_in, target_out = full_batch(batch, length, vocab_size)
     model((source[:1], target_in[:1]))
-    optimizer = make_optimizer(model.hyperparameters["d_model"])
+    optimizer = make_optimizer(model.config.d_model)
     optimizer.build(model.trainable_variables)
     built = _max_rss_bytes()
     step = make_train_step(model, optimizer, jit_compile)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from transformer_lib.corpora import load_parallel_corpus
-from transformer_lib.data import make_batches, padding_fraction, train_tokenizers
+from transformer_lib.data.corpora import load_parallel_corpus
+from transformer_lib.data.batching import make_batches, padding_fraction, train_tokenizers
 
 
 def measure(corpus: str = "tatoeba/rus-eng", batch_size: int = 64, batch_tokens: int = 4096,

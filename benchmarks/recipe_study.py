@@ -21,8 +21,7 @@ from pathlib import Path
 
 from benchmarks import processor
 from benchmarks.studies import BEFORE_42, run_rows, save_record, study_main
-from transformer_lib.model import PRESETS
-from transformer_lib.recipe import Recipe
+from transformer_lib.training.recipe import Recipe
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "recipe_study.json"
 
@@ -69,7 +68,7 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
-    from transformer_lib.recipe import training_data
+    from transformer_lib.training.recipe import training_data
 
     recipe, sizes = row_recipe(name, toy)
     center, _ = row_recipe("center", toy)
@@ -83,11 +82,11 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     model = recipe.model(tokenizers, **sizes)
     start = time.perf_counter()
     history = tl.train(model, train_ds, val_ds, epochs=epochs,
-                       optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
+                       optimizer=recipe.optimizer(model.config, steps),
                        label_smoothing=recipe.label_smoothing, verbose=0)
     train_minutes = (time.perf_counter() - start) / 60
     score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=recipe.max_length), val_pairs, verbose=False)
-    shape = {key: model.hyperparameters[key] for key in PRESETS[recipe.preset]}  # the sizes it trained at
+    shape = model.config.pick("num_layers", "d_model", "num_heads", "dff", "dropout_rate")  # the sizes it trained at
     return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **shape}, "updates": steps,
             "warmup_steps": recipe.warmup(steps), "parameters": tl.count_parameters(model),
             "val_bleu": round(score["bleu"], 2), "val_chrf": round(score["chrf"], 2),
@@ -117,7 +116,7 @@ def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = 
 
 def _write(out: Path, epochs: int, workers: int, start: float, rows: dict) -> dict:
     """The table so far, written to `out` (after every finished row, so a crash loses no result)."""
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     result = {"what": __doc__.split("\n\n")[0], "epochs": epochs, "workers": workers,
               "machine": describe_machine(), "cpu": processor(), "total_minutes": round((time.perf_counter() - start) / 60, 1),

@@ -29,8 +29,7 @@ from pathlib import Path
 
 from benchmarks import processor
 from benchmarks.studies import BEFORE_42, run_rows, save_record, study_main
-from transformer_lib.model import PRESETS
-from transformer_lib.recipe import Recipe
+from transformer_lib.training.recipe import Recipe
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "small_data_study.json"
 
@@ -80,7 +79,7 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
-    from transformer_lib.recipe import training_data
+    from transformer_lib.training.recipe import training_data
 
     recipe, sizes = row_recipe(name, toy)
     keras.utils.set_random_seed(recipe.seed)
@@ -90,13 +89,13 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     model = recipe.model(tokenizers, **sizes)
     start = time.perf_counter()
     history = tl.train(model, train_ds, val_ds, epochs=epochs,
-                       optimizer=recipe.optimizer(model.hyperparameters["d_model"], steps),
+                       optimizer=recipe.optimizer(model.config, steps),
                        label_smoothing=recipe.label_smoothing, verbose=0,
-                       score=tl.selection.bleu_score(tokenizers, val_pairs, recipe.max_length))
+                       score=tl.training.selection.bleu_score(tokenizers, val_pairs, recipe.max_length))
     minutes = (time.perf_counter() - start) / 60
     score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=recipe.max_length), val_pairs,
                              beam_size=4, alpha=0.6, verbose=False)
-    shape = {key: model.hyperparameters[key] for key in PRESETS[recipe.preset]}  # the sizes it trained at
+    shape = model.config.pick("num_layers", "d_model", "num_heads", "dff", "dropout_rate")  # the sizes it trained at
     return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **shape},
             "training_pairs": len(tl.load_parallel_corpus(recipe.corpus, "train")), "updates": steps,
             "parameters": tl.count_parameters(model),
@@ -121,7 +120,7 @@ def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = 
 def write(out: Path, epochs: int, workers: int, start: float, rows: dict, failed: dict, earlier: dict | None = None) -> dict:
     """The table so far, written to `out` (after every finished row, so a crash loses no result).
     Rows already in `out` from an earlier call with the same epochs are kept unless run again."""
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     if earlier is None and out.is_file():
         earlier = json.loads(out.read_text())

@@ -47,8 +47,8 @@ import tensorflow as tf
 import transformer_lib as tl
 from benchmarks import load_average
 from benchmarks.peer import build_peer_transformer
-from transformer_lib.tokenizer import PAD_ID
-from transformer_lib.objective import MaskedLoss, make_optimizer, masked_loss
+from transformer_lib.data.tokenizer import PAD_ID
+from transformer_lib.training.objective import MaskedLoss, make_optimizer, masked_loss
 
 
 def first_batches(dataset: tf.data.Dataset, real_tokens: int) -> list:
@@ -116,7 +116,7 @@ def build_models(sizes: dict, vocab_sizes: tuple[int, int], max_length: int):
 
 def train_ours(model, dataset, epochs: int = 3, jit_compile: bool = False) -> list[float]:
     """Seconds per epoch of `transformer_lib.train`."""
-    history = tl.train(model, dataset, epochs=epochs, optimizer=make_optimizer(model.hyperparameters["d_model"]),
+    history = tl.train(model, dataset, epochs=epochs, optimizer=make_optimizer(model.config.d_model),
                        jit_compile=jit_compile, verbose=0)
     return history["seconds"]
 

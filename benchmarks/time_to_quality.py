@@ -101,7 +101,7 @@ class TrainingClock:
 
 def make_recipe(name: str, toy: bool = False):
     """The named recipe as a `transformer_lib.Recipe` (at toy size with `toy`)."""
-    from transformer_lib.recipe import Recipe
+    from transformer_lib.training.recipe import Recipe
 
     # the defaults of its record's time (before #42), the row's changes, toy sizes win
     return Recipe().replace(**{**BEFORE_42, **RECIPES[name], **(TOY if toy else {})})
@@ -112,8 +112,8 @@ def run_recipe(name: str, targets, minutes: float, toy: bool = False) -> dict:
     import keras
 
     import transformer_lib as tl
-    from transformer_lib.recipe import training_data
-    from transformer_lib.selection import bleu_score
+    from transformer_lib.training.recipe import training_data
+    from transformer_lib.training.selection import bleu_score
 
     recipe = make_recipe(name, toy)
     keras.utils.set_random_seed(recipe.seed)
@@ -122,7 +122,7 @@ def run_recipe(name: str, targets, minutes: float, toy: bool = False) -> dict:
     model = recipe.model(tokenizers)
     clock = TrainingClock(bleu_score(tokenizers, val_pairs, recipe.max_length), targets, minutes * 60)
     updates = int(train_ds.cardinality())
-    optimizer = recipe.optimizer(model.hyperparameters["d_model"], updates * recipe.epochs)
+    optimizer = recipe.optimizer(model.config.d_model, updates * recipe.epochs)
     try:
         tl.train(model, train_ds, val_ds, epochs=100_000, optimizer=optimizer,
                  label_smoothing=recipe.label_smoothing, score=clock, verbose=0)

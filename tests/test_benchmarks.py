@@ -363,9 +363,9 @@ def test_the_bert_screens_rows_keep_a_long_reviews_head_and_tail_between_start_a
 
 
 def test_the_cpu_bert_screens_windows_hold_every_piece_of_every_review_once():
-    """The screen's windows are the library's (`tl.imdb.review_windows`, `batch_rows`)."""
+    """The screen's windows are the library's (`tl.data.imdb.review_windows`, `batch_rows`)."""
     from benchmarks.bert_labels_cpu import window_batches
-    from transformer_lib.tokenizer import END_ID, START_ID
+    from transformer_lib.data.tokenizer import END_ID, START_ID
 
     ids = [list(range(10, 10 + n)) for n in (1, 5, 6, 13)]  # window 7: 5 pieces per window
     windows = [row[row > 0] for batch, _ in window_batches(ids, 7, 64, shuffle=True).as_numpy_iterator() for row in batch]
@@ -443,7 +443,7 @@ def test_the_finetune_protocol_screen_fine_tunes_a_saved_bert_each_way_and_appen
     with pytest.raises(FileNotFoundError, match="bert_labels_cpu"):
         protocol([str(saved), "--model", "scratch", "--protocol", "reviews", "--toy", "--out", str(out)])
     saved.mkdir()
-    tokenizer = tl.imdb.train_review_tokenizer(tl.load_imdb("train", sample=True), 400)
+    tokenizer = tl.data.imdb.train_review_tokenizer(tl.load_imdb("train", sample=True), 400)
     tokenizer.save(saved / "tokenizer.model")
     bert = tl.MaskedLanguageModel(tokenizer.vocab_size + 1, num_layers=1, d_model=16, num_heads=2, dff=32,
                                   max_length=256, activation="gelu", norm_first=True)

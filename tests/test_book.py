@@ -124,14 +124,14 @@ def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch
 
 
 def test_stored_warnings_name_library_files_from_the_repository():
-    text = f"{book.LIBRARY_ROOT}transformer_lib/evaluation.py:41: UserWarning: 1 sentence(s) longer\n"
-    assert book.relative_library_paths(text) == "transformer_lib/evaluation.py:41: UserWarning: 1 sentence(s) longer\n"
+    text = f"{book.LIBRARY_ROOT}transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
+    assert book.relative_library_paths(text) == "transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
     settled = book.settle_streams([{"output_type": "stream", "name": "stderr", "text": text}])
     assert book.LIBRARY_ROOT not in settled[0]["text"] and settled[0]["text"].startswith("transformer_lib/")
 
 
 def test_the_machine_line_names_the_cpu_and_its_widest_vector_instructions():
-    from transformer_lib.machine import cpu_model
+    from transformer_lib.utils.machine_description import cpu_model
 
     zen4 = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx avx2 avx512f avx512bw\n\nprocessor\t: 1\n"
     assert cpu_model(zen4) == "AMD EPYC with AVX-512"

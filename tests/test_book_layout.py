@@ -11,9 +11,10 @@ BOOK = Path(__file__).resolve().parent.parent / "transformer_lib" / "book"
 MOST_LINES_PER_MODULE, MOST_LINES_PER_FUNCTION = 300, 60
 
 
-def function_lengths(source: str) -> dict[str, int]:
+def function_lengths(source: str, without_docstrings: bool = False) -> dict[str, int]:
     """Every function and method of `source` (nested ones too), by qualified name (`Class.method`,
-    `outer.inner`), with its length in lines from `def` (or its first decorator) to its last line."""
+    `outer.inner`), with its length in lines from `def` (or its first decorator) to its last line
+    (less its docstring's lines, `without_docstrings`: its code lines)."""
     lengths = {}
 
     def visit(node, prefix):
@@ -22,7 +23,9 @@ def function_lengths(source: str) -> dict[str, int]:
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
                     first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                    lengths[name] = child.end_lineno - first + 1
+                    docstring = child.body[0] if without_docstrings and ast.get_docstring(child) is not None else None
+                    skipped = docstring.end_lineno - docstring.lineno + 1 if docstring else 0
+                    lengths[name] = child.end_lineno - first + 1 - skipped
                 visit(child, f"{name}.")
             else:
                 visit(child, prefix)

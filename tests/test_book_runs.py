@@ -5,23 +5,23 @@ import json
 import pytest
 
 import transformer_lib as tl
-import transformer_lib.export
-import transformer_lib.recipe
+import transformer_lib.export.saved_model
+import transformer_lib.training.recipe
 from transformer_lib.book import runs
-from transformer_lib.export import FILES
+from transformer_lib.export.saved_model import FILES
 
 
 @pytest.fixture
 def calls(monkeypatch):
     made = []
-    monkeypatch.setattr(transformer_lib.export, "load_translator", lambda folder: made.append(("load", folder)) or "T")
+    monkeypatch.setattr(transformer_lib.export.saved_model, "load_translator", lambda folder: made.append(("load", folder)) or "T")
 
     def train(folder, recipe):
         made.append(("train", folder))
         folder.mkdir(parents=True)
         (folder / "training.json").write_text("{}")
 
-    monkeypatch.setattr(transformer_lib.recipe, "train_translator", train)
+    monkeypatch.setattr(transformer_lib.training.recipe, "train_translator", train)
     return made
 
 

@@ -99,7 +99,7 @@ def test_chapter_reads_course_files_the_same_way_from_either_edition_and_in_cola
 
 
 def test_the_library_downloads_course_files_from_the_configured_repository():
-    from transformer_lib import course_files
+    from transformer_lib.book import course_files
 
     assert course_files.REPOSITORY == CONFIG["repository"]["url"], "run `make set-repository URL=...`"
 
@@ -116,14 +116,14 @@ def test_the_setup_cell_stops_with_a_clear_message_when_the_repository_cannot_be
 def test_set_repository_rewrites_the_config_and_every_setup_cell_and_round_trips(tmp_path):
     from tools.set_repository import configured_url, set_repository
 
-    for name in ["_config.yml", "transformer_lib/course_files.py", *(f"chapters/{p.name}" for p in CHAPTERS)]:
-        (tmp_path / name).parent.mkdir(exist_ok=True)
+    for name in ["_config.yml", "transformer_lib/book/course_files.py", *(f"chapters/{p.name}" for p in CHAPTERS)]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     original = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     changed = set_repository("https://github.com/someone/course", tmp_path)
     assert len(changed) == 2 + len(CHAPTERS) and configured_url(tmp_path) == "https://github.com/someone/course"
     assert yaml.safe_load((tmp_path / "_config.yml").read_text())["repository"]["url"] == "https://github.com/someone/course"
-    assert re.findall(r'^REPOSITORY = "(\S+)"$', (tmp_path / "transformer_lib/course_files.py").read_text(), re.M) == [
+    assert re.findall(r'^REPOSITORY = "(\S+)"$', (tmp_path / "transformer_lib/book/course_files.py").read_text(), re.M) == [
         "https://github.com/someone/course"]
     for path in CHAPTERS:
         first = source(code_cells(tmp_path / "chapters" / path.name)[0])
@@ -570,8 +570,8 @@ QUOTES_NOT_FROM_OUTPUTS["08_translating"] = {
 
 def test_the_page_writes_what_try_it_in_the_page_quotes():
     pytest.importorskip("onnxruntime")
-    from transformer_lib import web
-    from transformer_lib.tokenizer import END_ID, SubwordTokenizer
+    from transformer_lib.export import web
+    from transformer_lib.data.tokenizer import END_ID, SubwordTokenizer
 
     cells = json.loads((ROOT / "chapters" / "08_translating.ipynb").read_text())["cells"]
     prose = _normalized(source(next(cell for cell in cells if cell.get("id") == "try-it-in-the-page")))

@@ -116,7 +116,7 @@ def test_the_shared_tiny_translator_is_assembled_again_when_the_library_its_weig
     monkeypatch.setattr(tiny_translator, "ROOT", copy)
     first = tiny_translator.cache_key(kept)
     assert tiny_translator.cache_key(kept) == first  # the same source, the same key
-    attention = copy / "transformer_lib" / "attention.py"
+    attention = copy / "transformer_lib" / "layers" / "attention.py"
     attention.write_text(attention.read_text() + "\n# one more line\n")
     second = tiny_translator.cache_key(kept)
     assert second != first

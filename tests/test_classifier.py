@@ -11,8 +11,9 @@ import tensorflow as tf
 from conftest import SHARED_DATA, random_ids, requires_shared_data
 
 import transformer_lib as tl
-from transformer_lib import bert, imdb
-from transformer_lib.classifier import TransformerClassifier, masked_mean
+from transformer_lib.models import bert
+from transformer_lib.data import imdb
+from transformer_lib.models.classifier import TransformerClassifier, masked_mean
 
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, dff=64)
 
@@ -37,7 +38,7 @@ def test_without_the_mask_padding_changes_the_prediction(rng):
 
 def test_a_review_alone_and_beside_a_longer_one_gets_one_probability_only_with_the_mask(rng):
     """Chapter 9's check that cannot be noise: the same weights, the same reviews, only the padding differs."""
-    from transformer_lib.classifier import alone_and_beside
+    from transformer_lib.models.classifier import alone_and_beside
 
     reviews = [list(rng.integers(3, 50, n)) for n in (3, 9, 14)]
     longer = list(rng.integers(3, 50, 40))
@@ -56,7 +57,7 @@ def test_a_review_alone_and_beside_a_longer_one_gets_one_probability_only_with_t
 
 
 def test_alone_and_beside_refuses_a_companion_that_would_not_pad_the_reviews(rng):
-    from transformer_lib.classifier import alone_and_beside
+    from transformer_lib.models.classifier import alone_and_beside
 
     model = TransformerClassifier(50, dropout_rate=0.0, **SMALL)
     with pytest.raises(ValueError, match="longer than all"):
@@ -257,8 +258,8 @@ def test_imdb_has_12500_reviews_per_official_split_and_label():
 
 @requires_shared_data
 def test_no_movie_has_reviews_in_both_training_and_validation():
-    movies = imdb._read_movies(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
-    reviews = imdb._read_archive(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
+    movies = imdb.read_movies(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
+    reviews = imdb.read_archive(SHARED_DATA / imdb.LOCAL_ARCHIVE[0])
     movie_of_text = {}  # a review's text -> its movie; the few texts posted for two movies are left out
     for part, review_id, label, text in reviews:
         if part == "train":
@@ -289,7 +290,7 @@ def test_an_archive_without_url_lists_is_refused_with_what_is_missing(tmp_path):
         archive.addfile(info, io.BytesIO(data))
     path.write_bytes(gzip.compress(buffer.getvalue()))
     with pytest.raises(tl.CorpusUnavailableError, match="lacks the URL lists.*found 1 lines"):
-        imdb._read_movies(path)
+        imdb.read_movies(path)
 
 
 def test_head_and_tail_truncation_keeps_both_ends():
@@ -322,7 +323,7 @@ def test_a_truncated_imdb_tarball_gives_a_clear_error(tmp_path, monkeypatch):
     truncated = tmp_path / "aclImdb_truncated.tar.gz"
     truncated.write_bytes(original[: len(original) // 3])
     with pytest.raises(tl.CorpusUnavailableError, match="truncated or damaged.*download"):
-        imdb._read_archive(truncated)
+        imdb.read_archive(truncated)
     # Through load_imdb the pinned checksum catches it first, with its own clear message.
     (tmp_path / "aclImdb").mkdir()
     (tmp_path / imdb.LOCAL_ARCHIVE[0]).write_bytes(original[: len(original) // 3])
@@ -342,7 +343,7 @@ def test_an_archive_without_all_labeled_reviews_is_refused(tmp_path):
     path = tmp_path / "small.tar.gz"
     path.write_bytes(gzip.compress(buffer.getvalue()))
     with pytest.raises(tl.CorpusUnavailableError, match="4 x 12,500 labeled reviews"):
-        imdb._read_archive(path)
+        imdb.read_archive(path)
 
 
 def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_path, record_property):
@@ -364,20 +365,20 @@ def test_mlm_pretraining_learns_to_fill_in_tokens_and_the_model_still_saves(tmp_
 
 
 def test_review_windows_hold_every_piece_of_every_review_once_in_order():
-    from transformer_lib.tokenizer import END_ID, START_ID
+    from transformer_lib.data.tokenizer import END_ID, START_ID
 
     ids = [[], list(range(10, 11)), list(range(20, 25)), list(range(30, 36)), list(range(40, 53))]
-    windows = tl.imdb.review_windows(ids, window=7)  # 5 pieces between START and END
+    windows = tl.data.imdb.review_windows(ids, window=7)  # 5 pieces between START and END
     assert [len(w) - 2 for w in windows] == [1, 5, 5, 1, 5, 5, 3]
     assert all(w[0] == START_ID and w[-1] == END_ID for w in windows)
     assert [piece for w in windows for piece in w[1:-1]] == [piece for row in ids for piece in row]
     with pytest.raises(ValueError, match="window=2"):
-        tl.imdb.review_windows(ids, window=2)
+        tl.data.imdb.review_windows(ids, window=2)
 
 
 def test_random_review_windows_show_every_review_once_an_epoch_at_a_new_place():
     ids = [list(range(100 * r + 3, 100 * r + 3 + n)) for r, n in enumerate([5, 40, 12, 60, 8, 0, 33])]  # one empty
-    batches = tl.imdb.random_review_windows(ids, window=12, windows_per_batch=4, seed=1)
+    batches = tl.data.imdb.random_review_windows(ids, window=12, windows_per_batch=4, seed=1)
     epochs = [[row[row > 0].tolist() for x, y in batches.as_numpy_iterator() for row in x] for _ in range(3)]
     assert int(batches.cardinality()) == 2
     for windows in epochs:
@@ -389,36 +390,36 @@ def test_random_review_windows_show_every_review_once_an_epoch_at_a_new_place():
             assert stretch == review[start:start + 10] and len(stretch) == min(10, len(review))  # consecutive
     starts = {tuple(w[1] for w in sorted(windows)) for windows in epochs}
     assert len(starts) > 1  # long reviews give other stretches in other epochs
-    again = [row[row > 0].tolist() for x, _ in tl.imdb.random_review_windows(ids, 12, 4, seed=1).as_numpy_iterator()
+    again = [row[row > 0].tolist() for x, _ in tl.data.imdb.random_review_windows(ids, 12, 4, seed=1).as_numpy_iterator()
              for row in x]
     assert again == epochs[0]  # the seed fixes the draws
     assert all((y == 0).all() for _, y in batches.as_numpy_iterator())
     with pytest.raises(ValueError, match="window=2"):
-        tl.imdb.random_review_windows(ids, window=2, windows_per_batch=4)
+        tl.data.imdb.random_review_windows(ids, window=2, windows_per_batch=4)
     with pytest.raises(ValueError, match="positive number of windows"):
-        tl.imdb.random_review_windows(ids, window=12, windows_per_batch=0)
+        tl.data.imdb.random_review_windows(ids, window=12, windows_per_batch=0)
     with pytest.raises(ValueError, match="at least one review"):
-        tl.imdb.random_review_windows([[], []], window=12, windows_per_batch=4)
+        tl.data.imdb.random_review_windows([[], []], window=12, windows_per_batch=4)
 
 
 def test_batch_rows_keeps_every_row_with_its_label_and_refuses_what_does_not_fit():
     rows = [[1, 5, 2], [1, 6, 7, 8, 2], [1, 9, 2], [1] + [4] * 10 + [2]]
     labels = [0, 1, 1, 0]
     seen = []
-    for ids, batch_labels in tl.imdb.batch_rows(rows, labels, max_length=12, batch_tokens=16).as_numpy_iterator():
+    for ids, batch_labels in tl.data.imdb.batch_rows(rows, labels, max_length=12, batch_tokens=16).as_numpy_iterator():
         for row, label in zip(ids, batch_labels):
             seen.append((row[row > 0].tolist(), int(label)))
     assert sorted(seen) == sorted(zip(rows, labels))
     with pytest.raises(ValueError, match="3 labels"):
-        tl.imdb.batch_rows(rows, labels[:3], max_length=12)
+        tl.data.imdb.batch_rows(rows, labels[:3], max_length=12)
     with pytest.raises(ValueError, match="longest has 12"):
-        tl.imdb.batch_rows(rows, labels, max_length=8)
+        tl.data.imdb.batch_rows(rows, labels, max_length=8)
 
 
 def test_batch_rows_can_hold_a_fixed_number_of_rows_in_a_new_random_mix_every_epoch():
     rows = [[1] + [4] * (n % 9 + 1) + [2] for n in range(50)]  # lengths 3 to 11, mixed
     labels = [n % 2 for n in range(50)]
-    batches = tl.imdb.batch_rows(rows, labels, max_length=12, rows_per_batch=8, seed=3)
+    batches = tl.data.imdb.batch_rows(rows, labels, max_length=12, rows_per_batch=8, seed=3)
     epochs = [list(batches.as_numpy_iterator()) for _ in range(2)]
     for epoch in epochs:
         assert [len(y) for _, y in epoch] == [8] * 6 + [2] and len(epoch) == int(batches.cardinality())
@@ -430,25 +431,25 @@ def test_batch_rows_can_hold_a_fixed_number_of_rows_in_a_new_random_mix_every_ep
     assert orders[0] != orders[1]  # drawn anew every epoch
     spread = [int((ids > 0).sum(axis=1).max() - (ids > 0).sum(axis=1).min()) for ids, _ in epochs[0][:-1]]
     assert max(spread) >= 5  # short and long rows together (bucketing would keep them apart)
-    again = [tuple(row) for ids, _ in tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, seed=3).as_numpy_iterator()
+    again = [tuple(row) for ids, _ in tl.data.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, seed=3).as_numpy_iterator()
              for row in ids]
     assert again == orders[0]  # the seed fixes the draws
-    unshuffled = tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, shuffle=False)
+    unshuffled = tl.data.imdb.batch_rows(rows, labels, 12, rows_per_batch=8, shuffle=False)
     assert [row[row > 0].tolist() for ids, _ in unshuffled.as_numpy_iterator() for row in ids] == rows
     with pytest.raises(ValueError, match="give one"):
-        tl.imdb.batch_rows(rows, labels, 12, batch_tokens=64, rows_per_batch=8)
+        tl.data.imdb.batch_rows(rows, labels, 12, batch_tokens=64, rows_per_batch=8)
     with pytest.raises(ValueError, match="positive number of rows"):
-        tl.imdb.batch_rows(rows, labels, 12, rows_per_batch=0)
+        tl.data.imdb.batch_rows(rows, labels, 12, rows_per_batch=0)
 
 
 def test_balanced_draws_half_of_each_label_reproducibly_in_order():
     reviews = [(f"review {i}", int(i % 3 == 0)) for i in range(30)]  # 10 positive, 20 negative
-    picked = tl.imdb.balanced(reviews, 8, seed=1)
+    picked = tl.data.imdb.balanced(reviews, 8, seed=1)
     assert [label for _, label in picked].count(1) == 4 and len(picked) == 8
     assert picked == sorted(picked, key=reviews.index) and set(picked) <= set(reviews)
-    assert picked == tl.imdb.balanced(reviews, 8, seed=1) != tl.imdb.balanced(reviews, 8, seed=2)
-    assert tl.imdb.balanced(reviews, 30) == reviews
+    assert picked == tl.data.imdb.balanced(reviews, 8, seed=1) != tl.data.imdb.balanced(reviews, 8, seed=2)
+    assert tl.data.imdb.balanced(reviews, 30) == reviews
     with pytest.raises(ValueError, match="even count"):
-        tl.imdb.balanced(reviews, 7)
+        tl.data.imdb.balanced(reviews, 7)
     with pytest.raises(ValueError, match="needs 12 reviews of label 1; there are 10"):
-        tl.imdb.balanced(reviews, 24)
+        tl.data.imdb.balanced(reviews, 24)

@@ -5,8 +5,8 @@ from pathlib import Path
 import keras
 import pytest
 
-from transformer_lib import course_files
-from transformer_lib.course_files import course_file
+from transformer_lib.book import course_files
+from transformer_lib.book.course_files import course_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,7 +76,7 @@ def test_without_a_checkout_a_record_installed_with_the_library_is_used(tmp_path
 
 
 def test_the_local_lookup_finds_the_checkouts_copy_and_never_downloads(tmp_path, monkeypatch):
-    from transformer_lib.course_files import local_course_file
+    from transformer_lib.book.course_files import local_course_file
 
     monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("the local lookup downloaded"))
     found = local_course_file("benchmarks/recipe_study.json", start=ROOT / "student" / "chapters")
@@ -87,12 +87,11 @@ def test_the_local_lookup_finds_the_checkouts_copy_and_never_downloads(tmp_path,
 def test_the_published_translator_folder_exists_only_in_a_clone(tmp_path, monkeypatch):
     # Chapter 8's export writes into the course's book_static/translator in a clone, and into a temporary
     # folder elsewhere (a fresh Colab runtime, offline or not): it must never try to download the folder.
-    from transformer_lib import web
 
     monkeypatch.setattr(keras.utils, "get_file", lambda *a, **k: pytest.fail("looking for the folder downloaded"))
-    assert web.published_folder(ROOT / "chapters").resolve() == (ROOT / "book_static" / "translator").resolve()
+    assert course_files.published_folder(ROOT / "chapters").resolve() == (ROOT / "book_static" / "translator").resolve()
     monkeypatch.chdir(tmp_path)
-    assert web.published_folder() is None
+    assert course_files.published_folder() is None
 
 
 def test_the_widget_without_an_exported_model_says_so_instead_of_failing(tmp_path, monkeypatch):

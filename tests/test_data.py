@@ -8,10 +8,12 @@ import tensorflow as tf
 from conftest import SHARED_DATA, requires_shared_data
 
 from benchmarks.padding import measure
-from transformer_lib import corpora, downloads, synthetic
-from transformer_lib.corpora import ChecksumError, CorpusUnavailableError, load_parallel_corpus
-from transformer_lib.data import make_batches, padding_fraction, train_tokenizers
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.data import corpora
+from transformer_lib.data import downloads
+from transformer_lib.data import synthetic
+from transformer_lib.data.corpora import ChecksumError, CorpusUnavailableError, load_parallel_corpus
+from transformer_lib.data.batching import make_batches, padding_fraction, train_tokenizers
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_the_combined_corpus_trains_on_no_sentence_of_either_corpus_held_out_spl
 def test_a_combined_group_goes_to_the_most_held_out_split_of_its_pairs(monkeypatch):
     """A news pair that shares a sentence with a Tatoeba test pair leaves training with it, although its
     own corpus alone would train on it."""
-    from transformer_lib.splits import split_of_key
+    from transformer_lib.data.splits import split_of_key
 
     train_keys = [f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "train"]
     test_key = next(f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "test")
@@ -90,7 +92,7 @@ def learner_order():
 def test_a_learner_pair_linked_to_a_tatoeba_held_out_pair_is_not_trained_on(monkeypatch):
     """A SMARTool pair that shares a sentence with a Tatoeba test pair, and one chained to it through
     another shared sentence, are left out; Tatoeba's own splits do not move."""
-    from transformer_lib.splits import split_of_key
+    from transformer_lib.data.splits import split_of_key
 
     train_keys = [f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "train"]
     test_key = next(f"Фраза {i}." for i in range(1000) if split_of_key(f"Фраза {i}.") == "test")
@@ -156,7 +158,7 @@ def test_smartool_files_are_checked_against_their_sums(tmp_path, monkeypatch):
 
 
 def test_pairs_linked_through_a_shared_target_stay_together_whatever_their_order():
-    from transformer_lib.splits import connected_groups, split_pairs
+    from transformer_lib.data.splits import connected_groups, split_pairs
 
     pairs = [("Я не знаю.", "I don't know."), ("Не знаю.", "I don't know."), ("Не знаю.", "No idea."),
              ("Кот спит.", "The cat  is sleeping."), ("Кошка спит.", " The cat is sleeping.")]

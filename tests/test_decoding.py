@@ -7,10 +7,11 @@ import pytest
 from conftest import random_ids
 
 import transformer_lib as tl
-from transformer_lib.decoding import Translator, beam_search, greedy_decode, length_penalty
-from transformer_lib.evaluation import evaluate_bleu, group_references
-from transformer_lib.export import load_translator, save_translator
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.decoding.search import beam_search, greedy_decode, length_penalty
+from transformer_lib.decoding.translator import Translator
+from transformer_lib.decoding.bleu import evaluate_bleu, group_references
+from transformer_lib.export.saved_model import load_translator, save_translator
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_each_step_writes_its_own_slot_of_a_preallocated_cache_and_nothing_else(
 
 @pytest.mark.parametrize("offset, count", [(0, 1), (3, 1), (9, 1), (0, 10), (2, 3), (7, 3)])
 def test_write_slots_replaces_exactly_the_new_slots(offset, count, rng):
-    from transformer_lib.decoder import write_slots
+    from transformer_lib.layers.decoder import write_slots
 
     cache = rng.normal(size=(2, 3, 10, 4)).astype(np.float32)
     new = rng.normal(size=(2, 3, count, 4)).astype(np.float32)
@@ -178,11 +179,11 @@ def test_translator_handles_blank_long_and_bad_input(tiny):
 
 
 def test_the_translators_alpha_is_the_beam_searchs_when_a_call_gives_none(tiny, monkeypatch, tmp_path):
-    import transformer_lib.decoding as decoding
+    import transformer_lib.decoding.translator as translator_module
 
     used = []
-    search = decoding.beam_search
-    monkeypatch.setattr(decoding, "beam_search", lambda model, ids, k, alpha, n: used.append(alpha) or search(model, ids, k, alpha, n))
+    search = translator_module.beam_search
+    monkeypatch.setattr(translator_module, "beam_search", lambda model, ids, k, alpha, n: used.append(alpha) or search(model, ids, k, alpha, n))
     assert tiny.alpha == 0.6  # the paper's, by default
     tiny("сто")
     tiny.alpha = 1.25
@@ -281,7 +282,7 @@ def test_decoding_does_not_warn(tiny):
 def test_saved_model_serves_strings_with_the_translators_greedy_output(tiny, tmp_path):
     import tensorflow as tf
 
-    from transformer_lib.export import export_saved_model
+    from transformer_lib.export.saved_model import export_saved_model
 
     texts = [s for s, _ in tl.load_parallel_corpus("synthetic", "test")[:25]] + ["", "   ", "\u00a0", "\u3000 ", "тысяча " * 40]
     export_saved_model(tiny, tmp_path / "saved")

@@ -30,8 +30,8 @@ from transformer_lib.book.diagrams import (  # noqa: E402
     teacher_forcing_diagram,
     token_flow_diagram,
 )
-from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
-from transformer_lib.tokenizer import PAD_ID  # noqa: E402
+from transformer_lib.layers.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
+from transformer_lib.data.tokenizer import PAD_ID  # noqa: E402
 
 
 def _colours(ax):

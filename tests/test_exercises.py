@@ -14,8 +14,9 @@ from keras import ops
 
 import transformer_lib as tl
 from transformer_lib import exercises
-from transformer_lib import objective, splits
-from transformer_lib import decoding as library_decoding
+from transformer_lib.training import objective
+from transformer_lib.data import splits
+from transformer_lib.decoding import search as library_decoding
 from transformer_lib.book.exercises import _core, decoding
 from transformer_lib.exercises import (
     check_accumulated_step,
@@ -41,7 +42,7 @@ from transformer_lib.exercises import (
     check_split_heads,
     check_whole_word_masking,
 )
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 LIBRARY = "library's own implementation"
 

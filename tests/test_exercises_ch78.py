@@ -10,7 +10,7 @@ import tensorflow as tf
 import transformer_lib as tl
 from transformer_lib.book.exercises import _core
 from transformer_lib.exercises import check_accumulated_step, check_greedy_translator, passed
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 LIBRARY = "library's own implementation"
 

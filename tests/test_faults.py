@@ -18,11 +18,12 @@ from conftest import requires_shared_data
 
 import transformer_lib as tl
 from transformer_lib.__main__ import main
-from transformer_lib.decoding import Translator, beam_search, greedy_decode
-from transformer_lib.export import load_translator, save_translator
-from transformer_lib.recipe import train_translator
-from transformer_lib.objective import make_optimizer, masked_loss
-from transformer_lib.training import train
+from transformer_lib.decoding.search import beam_search, greedy_decode
+from transformer_lib.decoding.translator import Translator
+from transformer_lib.export.saved_model import load_translator, save_translator
+from transformer_lib.training.recipe import train_translator
+from transformer_lib.training.objective import make_optimizer, masked_loss
+from transformer_lib.training.loop import train
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +169,7 @@ def test_the_saved_model_leaves_unicode_blanks_untranslated_as_the_translator_do
     model translates an empty source into words, so a blank missed by the graph shows."""
     import tensorflow as tf
 
-    from transformer_lib.export import export_saved_model
+    from transformer_lib.export.saved_model import export_saved_model
 
     blanks = ["\u00a0", "\u3000", "\u2003 \u00a0", "\u2028\x85\x1c", " \t\n"]
     reloaded = tf.saved_model.load(str(export_saved_model(translator, tmp_path / "saved")))
@@ -179,7 +180,7 @@ def test_the_saved_model_leaves_unicode_blanks_untranslated_as_the_translator_do
 def test_the_saved_models_blank_test_is_pythons_str_strip_on_every_code_point():
     import tensorflow as tf
 
-    from transformer_lib.export import is_blank
+    from transformer_lib.export.saved_model import is_blank
 
     characters = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]  # surrogates are not UTF-8
     blank = is_blank(tf.constant(characters)).numpy()
@@ -188,7 +189,7 @@ def test_the_saved_models_blank_test_is_pythons_str_strip_on_every_code_point():
 
 def test_the_saved_model_docstring_imports_tensorflow_text_before_loading():
     """Without it a fresh process fails with "Op type not registered 'SentencepieceOp'"."""
-    from transformer_lib.export import export_saved_model
+    from transformer_lib.export.saved_model import export_saved_model
 
     doc = export_saved_model.__doc__
     loads = doc.index("tf.saved_model.load(")
@@ -452,7 +453,7 @@ def test_a_second_run_into_the_same_directory_is_refused_at_once_naming_the_hold
 
 
 def test_the_run_lock_is_held_released_and_taken_over_from_a_dead_process(tmp_path):
-    from transformer_lib.run_lock import RunInUseError, run_lock
+    from transformer_lib.training.run_lock import RunInUseError, run_lock
 
     (tmp_path / ".lock").write_text("999999999\na run that crashed\n")  # stale: its process is gone
     with run_lock(tmp_path):
@@ -469,7 +470,7 @@ def test_the_run_lock_is_held_released_and_taken_over_from_a_dead_process(tmp_pa
 
 
 def test_train_holds_the_lock_of_its_checkpoint_dir(tokenizers, tmp_path):
-    from transformer_lib.run_lock import RunInUseError, run_lock
+    from transformer_lib.training.run_lock import RunInUseError, run_lock
 
     with run_lock(tmp_path):
         with pytest.raises(RunInUseError, match=f"pid {os.getpid()}"):
@@ -478,8 +479,8 @@ def test_train_holds_the_lock_of_its_checkpoint_dir(tokenizers, tmp_path):
 
 
 def test_a_record_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
-    from transformer_lib.checkpoints import write_history
-    from transformer_lib.json_records import write_json
+    from transformer_lib.training.checkpoints import write_history
+    from transformer_lib.utils.json_records import write_json
 
     path = tmp_path / "history.json"
     write_json(path, {"epoch": [1]})
@@ -498,7 +499,7 @@ def test_a_record_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def test_a_damaged_history_names_the_file_and_what_to_do(tmp_path):
-    from transformer_lib.checkpoints import read_history
+    from transformer_lib.training.checkpoints import read_history
 
     (tmp_path / "history.json").write_text('{"epoch": [1, 2')
     with pytest.raises(ValueError, match=r"history.json is damaged \(not valid JSON.*\).* restore it"):
@@ -556,8 +557,8 @@ def test_lost_kept_weights_are_written_again_from_what_is_intact(tokenizers, tmp
     assert "epoch-003.weights.h5 was missing; wrote it again from the checkpoint of epoch 3" in said
     assert "best.weights.h5 was missing or damaged; copied it again from epoch 2's weights" in said
     assert history["epoch"] == [1, 2, 3, 4]
-    assert tl.selection.kept_epochs(tmp_path) == [2, 3, 4]
-    choice = tl.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
+    assert tl.training.selection.kept_epochs(tmp_path) == [2, 3, 4]
+    choice = tl.training.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
     assert set(choice["scores"]) == {"last (epoch 4)", "best", "average of epochs 2-4"}
 
 
@@ -576,13 +577,13 @@ def test_choosing_weights_from_a_damaged_file_names_it(tokenizers, tmp_path):
     (tmp_path / "weights" / "epoch-003.weights.h5").write_bytes(b"\x89HDF")
     with pytest.raises(ValueError, match=r"epoch-003.weights.h5 is missing or damaged\. Run train with this "
                                          r"checkpoint folder again"):
-        tl.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
+        tl.training.selection.select_weights(model, tmp_path, lambda m: 1.0, average_last=3, verbose=False)
 
 
 # --- Limits from memory, checked before the work ---
 
 def test_a_beam_too_wide_for_the_memory_is_refused_with_the_widest_that_fits(translator, monkeypatch):
-    monkeypatch.setattr("transformer_lib.memory.available_bytes", lambda: 8 * 2**30)
+    monkeypatch.setattr("transformer_lib.utils.memory_budget.available_bytes", lambda: 8 * 2**30)
     with pytest.raises(ValueError, match=r"beam_size=1,000,000 for 1 sentence\(s\) and max_length=\d+ would need about "
                                          r"[\d,.]+ GB of memory, and about 7.2 GB is free for it: use beam_size <= ") as error:
         translator("сто", beam_size=10**6)
@@ -631,7 +632,7 @@ def test_ctrl_c_ends_training_with_one_line_saying_how_to_resume(tmp_path, monke
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("transformer_lib.recipe.train", interrupted)
+    monkeypatch.setattr("transformer_lib.training.recipe.train", interrupted)
     with pytest.raises(SystemExit) as stop:
         main([*CLI_RUN, "--epochs", "1", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()

@@ -16,7 +16,7 @@ import pytest
 altair = pytest.importorskip("altair", reason="transformer_lib.book.figures needs altair: pip install -r requirements.txt")
 
 from transformer_lib.book import figures  # noqa: E402
-from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
+from transformer_lib.layers.masks import decoder_mask, look_ahead_mask, padding_mask  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -195,7 +195,7 @@ def test_attention_figure_names_an_example_whose_weights_do_not_fit_its_tokens()
 
 def test_attention_examples_of_a_translator_hold_every_kind_and_agree_with_the_librarys_cross_attention():
     import transformer_lib as tl
-    from transformer_lib.decoding import Translator
+    from transformer_lib.decoding.translator import Translator
 
     tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
     model = tl.Transformer(2, 16, 2, 32, tokenizers[0].vocab_size, tokenizers[1].vocab_size,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import transformer_lib as tl
-from transformer_lib.language_model import DecoderOnlyLayer, next_token
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.models.language_model import DecoderOnlyLayer, next_token
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 VOCAB = 23
 

@@ -26,7 +26,8 @@ def test_the_code_is_mit_and_the_prose_cc_by():
 
 @pytest.mark.parametrize("folder", ["wmt_newstest_rus_eng", "tatoeba_test_v2021-08-07", "smartool_rus_eng", "aclImdb"])
 def test_every_dataset_the_library_reads_has_its_terms_written_down(folder):
-    corpora = (ROOT / "transformer_lib" / "corpora.py").read_text() + (ROOT / "transformer_lib" / "imdb.py").read_text()
+    corpora = "".join((ROOT / "transformer_lib" / "data" / name).read_text()
+                      for name in ("corpora.py", "imdb.py", "imdb_archive.py"))
     assert folder in corpora  # the folder is the library's (a renamed one must be renamed here too)
     section = TERMS.split("## The data's terms", 1)[1]
     names = {"wmt_newstest_rus_eng": "WMT news test sets", "tatoeba_test_v2021-08-07": "Tatoeba Translation Challenge",

@@ -76,7 +76,7 @@ def paper_parameter_count(num_layers, d_model, dff, vocab_size, **_):
     ],
 )
 def test_paper_models_have_the_sizes_of_table_3(preset, paper_millions, low, high):
-    sizes = {k: v for k, v in PRESETS[preset].items() if k != "dropout_rate"}
+    sizes = PRESETS[preset].pick("num_layers", "d_model", "num_heads", "dff")
     model = Transformer(**sizes, input_vocab_size=37000, target_vocab_size=37000, share_embeddings=True)
     ours = count_parameters(model)
     print(f"{preset}: {ours:,} parameters (paper: {paper_millions}M)")
@@ -130,9 +130,9 @@ def test_saved_model_reloads_with_identical_outputs(options, tmp_path, rng):
 LAYERS = {
     "PositionalEmbedding": (lambda: tl.PositionalEmbedding(50, 16, learned_positions=True), "ids"),
     "MultiHeadAttention": (lambda: tl.MultiHeadAttention(16, 4), "qkv"),
-    "MultiHeadAttention with attention dropout": (lambda: tl.MultiHeadAttention(16, 4, dropout_rate=0.3), "qkv"),
+    "MultiHeadAttention with attention dropout": (lambda: tl.MultiHeadAttention(16, 4, attention_dropout=0.3), "qkv"),
     "FeedForward": (lambda: tl.FeedForward(16, 40, activation="gelu"), "x"),
-    "FeedForward with activation dropout": (lambda: tl.FeedForward(16, 40, dropout_rate=0.3), "x"),
+    "FeedForward with activation dropout": (lambda: tl.FeedForward(16, 40, activation_dropout=0.3), "x"),
     "EncoderLayer": (lambda: tl.EncoderLayer(16, 4, 40, 0.2, True), "x"),
     "DecoderLayer": (lambda: tl.DecoderLayer(16, 4, 40), "x,ctx"),
     "DecoderLayer with attention and activation dropout": (
@@ -140,7 +140,7 @@ LAYERS = {
     "Encoder": (lambda: Encoder(2, 16, 4, 40, vocab_size=50, max_length=64), "ids"),
     "Decoder": (lambda: Decoder(2, 16, 4, 40, vocab_size=50, norm_first=True), "ids,ctx,ids"),
     "Decoder sharing an embedding": (  # the shared embedding's own settings must survive saving
-        lambda: Decoder(1, 16, 4, 40, 50, embedding=tl.PositionalEmbedding(50, 16, 32, learned_positions=True)),
+        lambda: Decoder(1, 16, 4, 40, vocab_size=50, embedding=tl.PositionalEmbedding(50, 16, 32, learned_positions=True)),
         "ids,ctx,ids",
     ),
 }
@@ -263,13 +263,16 @@ def test_learned_positions_are_reachable_from_the_transformer_and_survive_saving
                                atol=1e-6)
 
 
-def test_hyperparameters_are_exactly_the_constructor_arguments():
+def test_a_preset_model_is_built_from_one_config_that_its_saved_config_gives_back():
     model = Transformer.from_preset("tiny", 40, 30, max_length=16)
-    assert model.hyperparameters == {**tl.PRESETS["tiny"], "input_vocab_size": 40, "target_vocab_size": 30,
-                                     "norm_first": False, "share_embeddings": False, "max_length": 16,
-                                     "activation": "relu", "learned_positions": False, "attention_dropout": 0.0,
-                                     "activation_dropout": 0.0}
-    assert Transformer.from_config(model.get_config()).hyperparameters == model.hyperparameters
+    assert model.config == tl.TransformerConfig(num_layers=2, d_model=64, num_heads=4, dff=256, input_vocab_size=40,
+                                                target_vocab_size=30, dropout_rate=0.1, max_length=16)
+    assert model.hyperparameters == {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "input_vocab_size": 40,
+                                     "target_vocab_size": 30, "dropout_rate": 0.1, "norm_first": False,
+                                     "share_embeddings": False, "max_length": 16, "activation": "relu",
+                                     "learned_positions": False, "attention_dropout": 0.0, "activation_dropout": 0.0}
+    assert Transformer.from_config(model.get_config()).config == model.config
+    assert model.encoder.config is model.config and model.decoder.config is model.config  # one config, down to the stacks
 
 
 @pytest.mark.parametrize("which", ["attention_dropout", "activation_dropout"])
@@ -286,7 +289,7 @@ def test_attention_and_activation_dropout_act_in_training_only(which, rng):
 
 
 def test_attention_dropout_drops_weights_in_the_mixing_and_returns_them_whole(rng):
-    attention = tl.MultiHeadAttention(16, 4, dropout_rate=0.5)
+    attention = tl.MultiHeadAttention(16, 4, attention_dropout=0.5)
     x = rng.normal(size=(2, 6, 16)).astype("float32")
     (kept, kept_weights), (dropped, dropped_weights) = attention(x, x, x, training=False), attention(x, x, x, training=True)
     np.testing.assert_allclose(np.asarray(keras.ops.sum(dropped_weights, axis=-1)), 1.0, atol=1e-5)  # for display: rows still sum to 1

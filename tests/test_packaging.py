@@ -31,9 +31,9 @@ def test_every_module_the_package_imports_is_a_declared_dependency():
     declared = {re.split(r"[<>=!\[ ]", d)[0].lower()
                 for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
     third_party = set()
-    for path in (ROOT / "transformer_lib").glob("*.py"):
-        if path.stem == "figures":
-            continue  # the book's interactive figures need altair (requirements.txt); nothing imports them
+    for path in sorted((ROOT / "transformer_lib").rglob("*.py")):
+        if "book" in path.relative_to(ROOT / "transformer_lib").parts:
+            continue  # the teaching helpers: the book's figures need altair (requirements.txt), and so on
         third_party |= top_level_imports(path) - set(sys.stdlib_module_names) - {"transformer_lib", "__future__"}
     unknown = third_party - set(DISTRIBUTION)
     assert not unknown, f"add {unknown} to DISTRIBUTION here and to pyproject's dependencies"
@@ -54,8 +54,9 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_library_modules_import_neither_the_package_root_nor_the_teaching_helpers():
     teaching = {"book", "exercises", "diagrams", "figures"}
-    for path in (ROOT / "transformer_lib").glob("*.py"):
-        if path.stem in teaching | {"__init__"}:
+    for path in sorted((ROOT / "transformer_lib").rglob("*.py")):
+        parts = path.relative_to(ROOT / "transformer_lib").parts
+        if parts[0] in {"book", "exercises.py", "__init__.py"}:
             continue  # the teaching helpers may import the library; the root imports every module
         forbidden = {"transformer_lib"} | {f"transformer_lib.{name}" for name in teaching}
         assert not imported_modules(path) & forbidden, f"{path.name} imports {imported_modules(path) & forbidden}"
@@ -77,8 +78,8 @@ def test_the_wheel_ships_every_data_file_the_library_reads_and_the_benchmarks(tm
                     "-w", str(tmp_path)], check=True, cwd=tmp_path)
     (wheel,) = tmp_path.glob("transformer_lib-*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
-    data_files = {f"transformer_lib/{path.name}" for path in (ROOT / "transformer_lib").iterdir()
-                  if path.is_file() and path.suffix not in (".py", ".pyc")}
+    data_files = {path.relative_to(ROOT).as_posix() for path in (ROOT / "transformer_lib").rglob("*")
+                  if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts}
     assert data_files and data_files <= shipped, data_files - shipped
     # chapter 10's exercises run the benchmarks and read their records, in Colab too
     benchmarks = {f"benchmarks/{path.name}" for path in (ROOT / "benchmarks").iterdir()

@@ -7,7 +7,7 @@ import pytest
 
 import transformer_lib as tl
 from transformer_lib.__main__ import build_parser, main, recipe_from
-from transformer_lib.recipe import Recipe
+from transformer_lib.training.recipe import Recipe
 
 
 def test_changes_by_name_are_checked_and_listed():
@@ -73,7 +73,7 @@ def test_the_command_line_builds_the_default_recipe_with_the_options_given():
 
 
 def test_subword_sampling_is_a_setting_of_the_recipe_and_of_the_command_line():
-    from transformer_lib.recipe import training_data
+    from transformer_lib.training.recipe import training_data
 
     args = build_parser().parse_args(["train", "--out", "x", "--sampling-alpha", "0.1", "--attention-dropout", "0.1",
                                       "--activation-dropout", "0.2"])
@@ -140,7 +140,7 @@ def test_training_for_a_log_file_prints_one_plain_line_per_epoch(capsys):
 
 def test_the_command_line_trains_with_one_line_per_epoch_when_its_output_is_not_a_terminal(monkeypatch, tmp_path):
     seen = {}
-    monkeypatch.setattr("transformer_lib.recipe.train_translator",
+    monkeypatch.setattr("transformer_lib.training.recipe.train_translator",
                         lambda out, recipe, **options: seen.update(options, recipe=recipe))
     main(["train", "--out", str(tmp_path / "run"), "--epochs", "3"])  # pytest captures stdout: not a terminal
     assert seen["verbose"] == 2 and seen["recipe"] == Recipe(epochs=3)

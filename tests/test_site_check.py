@@ -255,13 +255,13 @@ def test_each_readers_rule_fails_on_a_tiny_site_that_breaks_it_and_a_clean_page_
     assert len(problems) == sum(map(len, by_page.values()))  # nothing else was reported
 
 
-# --- The translator in the page (book_js/browser-translator.js, transformer_lib.web) in a real browser ---
+# --- The translator in the page (book_js/browser-translator.js, transformer_lib.export.web) in a real browser ---
 
 
 @pytest.fixture(scope="module")
 def exported_tiny(trained_tiny, tmp_path_factory):
     """The tiny synthetic translator exported for the page, its references four held-out numbers."""
-    web = pytest.importorskip("transformer_lib.web")
+    web = pytest.importorskip("transformer_lib.export.web")
     pytest.importorskip("tf2onnx", reason="the web extra is not installed")
     import transformer_lib as tl
 

@@ -1,9 +1,9 @@
 import pytest
 from conftest import requires_shared_data
 
-from transformer_lib.corpora import load_parallel_corpus
-from transformer_lib.synthetic import synthetic_pairs
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID, UNKNOWN_ID, SubwordTokenizer
+from transformer_lib.data.corpora import load_parallel_corpus
+from transformer_lib.data.synthetic import synthetic_pairs
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID, UNKNOWN_ID, SubwordTokenizer
 
 SENTENCES = [
     "Я люблю читать книги.",

@@ -11,7 +11,7 @@ import pytest
 import transformer_lib as tl
 from transformer_lib.book import trained_heads
 from transformer_lib.book.trained_heads import head_summary, load_heads, record_heads, save_heads
-from transformer_lib.decoding import Translator
+from transformer_lib.decoding.translator import Translator
 
 SENTENCE = "сто двадцать три"
 

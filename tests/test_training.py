@@ -11,9 +11,9 @@ import pytest
 import tensorflow as tf
 
 import transformer_lib as tl
-from transformer_lib import selection
-from transformer_lib.objective import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss
-from transformer_lib.training import train
+from transformer_lib.training import selection
+from transformer_lib.training.objective import MaskedLoss, TransformerSchedule, make_optimizer, masked_accuracy, masked_loss
+from transformer_lib.training.loop import train
 
 
 def paper_rate(step_num: int, d_model: int = 512, warmup: int = 4000) -> float:
@@ -91,7 +91,7 @@ def smoothed_loss_and_gradient_float64(labels, logits, eps, tokens=None):
 @pytest.mark.parametrize("tokens", [None, 9.0])
 def test_the_xla_compiled_loss_of_train_step_equals_a_float64_reference(rng, tokens):
     """`train_step` uses `masked_loss` compiled by XLA: the same value and gradient as the formula."""
-    from transformer_lib.training import compiled_loss
+    from transformer_lib.training.loop import compiled_loss
     labels = np.array([[5, 6, 2, 0, 0], [7, 2, 9, 4, 1]])
     logits = rng.normal(size=(2, 5, 10)).astype("float32") * 3
     expected_loss, expected_gradient = smoothed_loss_and_gradient_float64(labels, logits, 0.2, tokens)
@@ -109,7 +109,7 @@ def test_an_eager_train_step_refuses_a_label_outside_the_vocabulary(rng):
     source, target_in = np.array([[1, 5, 2]]), np.array([[1, 4, 3]])
     with pytest.raises(ValueError, match=r"labels include 10, outside this vocabulary of 10 ids"):
         tl.train_step(model, keras.optimizers.Adam(), ((source, target_in), np.array([[4, 10, 2]])))
-    from transformer_lib.training import compiled_loss
+    from transformer_lib.training.loop import compiled_loss
     with pytest.raises(ValueError, match=r"labels include -1"):
         compiled_loss(np.array([[4, -1]]), tf.constant(rng.normal(size=(1, 2, 10)).astype("float32")))
 
@@ -221,8 +221,8 @@ def test_training_under_mirrored_strategy_on_two_cpu_devices():
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
         import keras, transformer_lib as tl
-        from transformer_lib.objective import make_optimizer
-        from transformer_lib.training import train
+        from transformer_lib.training.objective import make_optimizer
+        from transformer_lib.training.loop import train
         keras.utils.set_random_seed(0)
         tokenizers = tl.train_tokenizers(tl.load_parallel_corpus("synthetic", "train"), vocab_size=400)
         data = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers,
@@ -346,7 +346,7 @@ def test_resuming_with_validation_a_run_trained_without_it_is_refused(synthetic_
 
 def test_a_resumed_log_begins_with_the_epochs_done_before(synthetic_batches, tmp_path, capsys):
     """verbose=2 on a resumed run prints the earlier epochs' lines from the history, marked as such."""
-    from transformer_lib.training import epoch_line
+    from transformer_lib.training.loop import epoch_line
 
     tokenizers, dataset = synthetic_batches
     first = train(small_model(tokenizers), dataset, dataset, epochs=1, optimizer=make_optimizer(32, 50),

@@ -1,4 +1,4 @@
-"""The browser translator (`transformer_lib.web`): the exported ONNX graphs, run by onnxruntime with
+"""The browser translator (`transformer_lib.export.web`): the exported ONNX graphs, run by onnxruntime with
 the greedy and beam loops the page uses, against the Keras model they come from."""
 
 import json
@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("tf2onnx", reason="the web extra (tf2onnx, onnx, onnxruntime) is not installed")
 
 import transformer_lib as tl
-from transformer_lib import web
-from transformer_lib.decoding import beam_search, greedy_decode
-from transformer_lib.export import load_translator, save_translator
-from transformer_lib.tokenizer import END_ID, START_ID
+from transformer_lib.export import web
+from transformer_lib.decoding.search import beam_search, greedy_decode
+from transformer_lib.export.saved_model import load_translator, save_translator
+from transformer_lib.data.tokenizer import END_ID, START_ID
 
 # held-out numbers of the synthetic task (Russian words), long and short
 SENTENCES = [source for source, _ in tl.load_parallel_corpus("synthetic", "test")[:12]]
@@ -285,7 +285,7 @@ def test_the_page_searches_with_the_length_penalty_it_was_exported_with(trained_
     """beam_alpha goes into the manifest, and both the Keras references and the check of the exported
     graphs search with it (the tiny model is too sure of itself for alpha to change its choices, so the
     searches are watched)."""
-    import transformer_lib.decoding as decoding
+    import transformer_lib.decoding.search as decoding
 
     alphas = []
     keras_beam, onnx_beam = decoding.beam_search, web.OnnxTranslator.beam

@@ -82,10 +82,10 @@ def write_kept(kept: Path = KEPT) -> dict:
     import tensorflow as tf
 
     import transformer_lib as tl
-    from transformer_lib.decoding import Translator
-    from transformer_lib.machine import describe_machine
-    from transformer_lib.objective import make_optimizer
-    from transformer_lib.training import train
+    from transformer_lib.decoding.translator import Translator
+    from transformer_lib.utils.machine_description import describe_machine
+    from transformer_lib.training.objective import make_optimizer
+    from transformer_lib.training.loop import train
 
     start = time.perf_counter()
     keras.utils.set_random_seed(SETTINGS["seed"])
@@ -121,8 +121,8 @@ def assemble_into(directory: Path, kept: Path = KEPT) -> None:
     import numpy as np
 
     import transformer_lib as tl
-    from transformer_lib.decoding import Translator
-    from transformer_lib.export import save_translator
+    from transformer_lib.decoding.translator import Translator
+    from transformer_lib.export.saved_model import save_translator
 
     kept_record(kept)
     tokenizers = [tl.SubwordTokenizer.load(kept / f"{side}.model") for side in ("source", "target")]

@@ -52,8 +52,8 @@ def run_stage(name: str, command: list[str]) -> int:
 
 
 def machine() -> dict:
-    """The CPU (transformer_lib.machine's reading of it), its widest vector instructions, the oneDNN stand-in."""
-    spec = importlib.util.spec_from_file_location("machine", ROOT / "transformer_lib" / "machine.py")
+    """The CPU (transformer_lib.utils.machine_description's reading of it), its widest vector instructions, the oneDNN stand-in."""
+    spec = importlib.util.spec_from_file_location("machine", ROOT / "transformer_lib" / "utils" / "machine_description.py")
     module = importlib.util.module_from_spec(spec)  # the file alone: the package would import TensorFlow
     spec.loader.exec_module(module)
     name, vector = module.cpu_name_and_vector()

@@ -5,7 +5,7 @@
 `_config.yml`'s `repository.url` is the source of truth (the site's Colab and repository buttons
 read it); this command writes it there, into the setup cell of every chapter (the line
 `REPOSITORY = "..."`), the student edition's too where one exists (student/chapters), and into
-`transformer_lib/course_files.py` (its `REPOSITORY`, where a chapter run without a checkout downloads
+`transformer_lib/book/course_files.py` (its `REPOSITORY`, where a chapter run without a checkout downloads
 the benchmark records from). Nothing else in the files changes: the edit is textual, so the notebooks'
 stored outputs and layout stay as they are.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_URL = re.compile(r"^(repository:\n(?:[ \t]+#.*\n)*[ \t]+url:[ \t]*)(\S+)", re.M)
 CELL_URL = re.compile(r'(REPOSITORY = \\")([^"\\]*)(\\")')  # inside the notebook's JSON text
-MODULE = Path("transformer_lib") / "course_files.py"
+MODULE = Path("transformer_lib") / "book" / "course_files.py"
 MODULE_URL = re.compile(r'^(REPOSITORY = ")([^"]*)(")', re.M)
 URL = re.compile(r"^https://[\w.-]+(/[\w.-]+){2}$")
 
@@ -37,7 +37,7 @@ def configured_url(root: Path = ROOT) -> str:
 
 
 def set_repository(url: str, root: Path = ROOT) -> list[Path]:
-    """Write `url` into _config.yml, transformer_lib/course_files.py and every setup cell; return the files changed."""
+    """Write `url` into _config.yml, transformer_lib/book/course_files.py and every setup cell; return the files changed."""
     if not URL.match(url):
         raise ValueError(f"{url!r} is not a repository URL like https://github.com/OWNER/NAME (https, no trailing slash).")
     changed = []

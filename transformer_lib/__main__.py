@@ -11,91 +11,32 @@ from __future__ import annotations
 import argparse
 import json
 import dataclasses
-import math
 import os
 import sys
 import warnings
 from pathlib import Path
 
-from transformer_lib.recipe import Recipe
+from transformer_lib.data.tokenizer import MAX_VOCAB
+from transformer_lib.training.recipe import Recipe
+from transformer_lib.utils.arguments import (
+    growth,
+    learning_rate,
+    non_negative_float,
+    output_directory,
+    positive_int,
+    rate,
+    sequence_length,
+    share,
+    within,
+)
 
 RECIPE = Recipe()  # the defaults the options' help names
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
 def vocab_size(text: str) -> int:
     """argparse type: a vocabulary size sentencepiece can be asked for."""
-    from transformer_lib.tokenizer import MAX_VOCAB
-
     value = positive_int(text)
-    return _within(value, value <= MAX_VOCAB, f"a size <= {MAX_VOCAB:,} (sentencepiece's largest)", text)
-
-
-def sequence_length(text: str) -> int:
-    """argparse type: a sequence length >= 3 (START, one token, END)."""
-    value = positive_int(text)
-    if value < 3:
-        raise argparse.ArgumentTypeError(f"{value} leaves no room for a token between START and END; use >= 3")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """argparse type: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
-    return value
-
-
-def _within(value: float, ok: bool, expected: str, text: str) -> float:
-    if not ok:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
-    return value
-
-
-def rate(text: str) -> float:
-    """argparse type: a number in [0, 1)."""
-    value = non_negative_float(text)
-    return _within(value, value < 1, "a number in [0, 1)", text)
-
-
-def share(text: str) -> float:
-    """argparse type: a share in (0, 1)."""
-    value = rate(text)
-    return _within(value, value > 0, "a share above 0 (0.05: 5%)", text)
-
-
-def growth(text: str) -> float:
-    """argparse type: a factor >= 1."""
-    value = non_negative_float(text)
-    return _within(value, value >= 1, "a number >= 1", text)
-
-
-def learning_rate(text: str) -> float:
-    """argparse type: a learning rate in (0, 1)."""
-    value = rate(text)
-    return _within(value, value > 0, "a learning rate above 0", text)
-
-
-def output_directory(text: str) -> Path:
-    """argparse type: a directory that exists or can be created (not a file)."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a file; give a directory for the translator and checkpoints")
-    return path
+    return within(value, value <= MAX_VOCAB, f"a size <= {MAX_VOCAB:,} (sentencepiece's largest)", text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train, run and evaluate the Transformer translator of 'Attention, step by step'.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    add_train_parser(commands)
+    add_translate_and_evaluate_parsers(commands)
+    add_export_web_parser(commands)
+    return parser
 
+
+def add_train_parser(commands) -> None:
+    """`train`: every setting of `Recipe`, each defaulting to the recipe's."""
     train = commands.add_parser("train", help="train tokenizers and a model on a corpus; save a translator")
     train.add_argument("--corpus", default=None, help="a corpus name (default: %s)" % RECIPE.corpus)
     train.add_argument("--preset", default=None, choices=["tiny", "small", "base", "big"],
@@ -151,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--restart", action="store_true",
                        help="delete the run already in --out (checkpoints, record) and start afresh")
 
+
+def add_translate_and_evaluate_parsers(commands) -> None:
+    """`translate` (sentences, or stdin) and `evaluate` (BLEU and chrF on a corpus split)."""
     translate = commands.add_parser("translate", help="translate sentences with a saved translator")
     translate.add_argument("--model", required=True, type=Path, help="directory written by `train`")
     translate.add_argument("--beam-size", type=positive_int, default=4)
@@ -165,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--alpha", type=non_negative_float, default=0.6, help="length penalty")
     evaluate.add_argument("--limit", type=positive_int, default=None, help="score only the first N pairs")
 
+
+def add_export_web_parser(commands) -> None:
+    """`export-web`: the translator for chapter 8's page."""
     export_web = commands.add_parser("export-web", help="the translator for a web page: two ONNX graphs, the "
                                      "tokenizers and a manifest (needs the web extra)")
     export_web.add_argument("--model", required=True, type=Path, help="directory written by `train`")
@@ -179,7 +133,6 @@ def build_parser() -> argparse.ArgumentParser:
     export_web.add_argument("--tie", type=non_negative_float, default=None, help="where the int8 graphs choose "
                             "otherwise than the model, how much better (nats) the model may find its own choice "
                             "(default: 0.1, a near tie; 0: any difference fails)")
-    return parser
 
 
 def recipe_from(args):
@@ -198,7 +151,7 @@ def recipe_from(args):
 def run_train(args) -> dict:
     import keras
 
-    from transformer_lib.recipe import train_translator
+    from transformer_lib.training.recipe import train_translator
 
     recipe = recipe_from(args)
     if args.mixed_precision:
@@ -209,7 +162,7 @@ def run_train(args) -> dict:
 
 
 def run_translate(args) -> list[str]:
-    from transformer_lib.export import load_translator
+    from transformer_lib.export.saved_model import load_translator
 
     translator = load_translator(args.model)  # first: a wrong --model fails before stdin is read
     # the shell hands arguments over as bytes; Python keeps undecodable ones as surrogates, which
@@ -239,9 +192,9 @@ def read_lines(stream, name: str = "stdin line") -> list[str]:
 
 
 def run_evaluate(args) -> dict:
-    from transformer_lib.corpora import load_parallel_corpus
-    from transformer_lib.evaluation import evaluate_bleu
-    from transformer_lib.export import load_translator
+    from transformer_lib.data.corpora import load_parallel_corpus
+    from transformer_lib.decoding.bleu import evaluate_bleu
+    from transformer_lib.export.saved_model import load_translator
 
     pairs = load_parallel_corpus(args.corpus, args.split)[: args.limit]
     print(f"{args.corpus} {args.split}: {len(pairs):,} pairs")
@@ -249,7 +202,7 @@ def run_evaluate(args) -> dict:
 
 
 def run_export_web(args) -> dict:
-    from transformer_lib.web import export_web
+    from transformer_lib.export.web import export_web
 
     try:
         about = json.loads(args.about) if args.about else None
@@ -276,8 +229,8 @@ def run_export_web(args) -> dict:
 def main(argv: list[str] | None = None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    from transformer_lib.corpora import CorpusUnavailableError
-    from transformer_lib.run_lock import RunInUseError
+    from transformer_lib.data.corpora import CorpusUnavailableError
+    from transformer_lib.training.run_lock import RunInUseError
 
     try:
         return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate,

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 
-from transformer_lib._quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
+from transformer_lib.utils.quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
 from transformer_lib.book.refresh import (  # noqa: F401
     EXERCISE_TAGS,
     LISTING,
@@ -53,7 +53,7 @@ from transformer_lib.book.run import (  # noqa: F401
 from transformer_lib.book import kept  # noqa: F401 (chapter 9's trainings, run once and kept)
 from transformer_lib.book import runs  # noqa: F401 (chapter 7's translator in later chapters)
 from transformer_lib.book.source import show_source  # noqa: F401
-from transformer_lib.machine import describe_machine  # noqa: F401 (for notebooks)
+from transformer_lib.utils.machine_description import describe_machine  # noqa: F401 (for notebooks)
 
 QUICK = os.environ.get("BOOK_QUICK", "") not in ("", "0")
 

@@ -1,5 +1,5 @@
 """Chapter 8's translator in the published page: the HTML of the widget that book_js/browser-translator.js
-brings to life on the book's site, where it runs the exported model (`transformer_lib.web`,
+brings to life on the book's site, where it runs the exported model (`transformer_lib.export.web`,
 `book_static/translator/`) in the reader's browser.
 
     browser_translator()   # the last line of a cell: the widget, with what the manifest says of the model
@@ -63,7 +63,7 @@ def browser_translator(folder: str | Path = "book_static/translator", sentence: 
     """The widget for the model exported into `folder`: a folder that holds its `manifest.json`, or a
     path in the course (the default) looked for from the current folder upwards as `course_file` does.
     Where there is no manifest (a fresh runtime, offline, that exported nothing), a note saying so."""
-    from transformer_lib.course_files import course_file
+    from transformer_lib.book.course_files import course_file
 
     manifest = Path(folder) / "manifest.json"
     try:

@@ -1,6 +1,6 @@
 """A first run in a minute (chapter 6): the model the student assembled, trained on numbers.
 
-The synthetic corpus (`transformer_lib.synthetic`) spells numbers in Russian and in English words;
+The synthetic corpus (`transformer_lib.data.synthetic`) spells numbers in Russian and in English words;
 here the numbers 0 to 9,999, one word a token, so the vocabularies are tiny and a 2-core CPU trains a
 small Transformer to translate numbers it never saw in about a minute. The chapter calls
 
@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-from transformer_lib.synthetic import english_number, russian_number
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.data.synthetic import english_number, russian_number
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 SIZES = dict(num_layers=2, d_model=64, num_heads=4, dff=128, dropout_rate=0.1)
 HELD_OUT = 200  # numbers never seen in training, for the exact-match score
@@ -101,8 +101,8 @@ def first_run(model_class, steps: int = 2500, seed: int = 0, batch_rows: int = 6
     import keras
     import tensorflow as tf
 
-    from transformer_lib.objective import make_optimizer
-    from transformer_lib.training import train_step
+    from transformer_lib.training.objective import make_optimizer
+    from transformer_lib.training.loop import train_step
 
     keras.utils.set_random_seed(seed)
     train, held_out, source_vocabulary, target_vocabulary = number_corpus(seed)

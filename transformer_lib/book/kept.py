@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from transformer_lib.json_records import read_json, write_json
-from transformer_lib.machine import describe_machine
+from transformer_lib.utils.json_records import read_json, write_json
+from transformer_lib.utils.machine_description import describe_machine
 
 
 def fingerprint(settings: dict) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import PurePath
 
-from transformer_lib.course_files import course_file
+from transformer_lib.book.course_files import course_file
 
 
 def benchmark_record(name: str) -> dict:

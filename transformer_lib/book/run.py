@@ -56,7 +56,7 @@ LIBRARY_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_
 
 
 def relative_library_paths(text: str, root: str = LIBRARY_ROOT) -> str:
-    """`text` with the library's files named from the repository (`transformer_lib/evaluation.py`):
+    """`text` with the library's files named from the repository (`transformer_lib/decoding/bleu.py`):
     a warning's location then names no folder of the machine the chapter ran on."""
     return text.replace(root, "")
 

@@ -40,7 +40,7 @@ def training_cost(recipe) -> str:
 
 def _is_run(folder: Path) -> bool:
     """A finished run: its record and the translator's files (`export.FILES`), as `train_translator` leaves them."""
-    from transformer_lib.export import FILES
+    from transformer_lib.export.saved_model import FILES
 
     return all((folder / name).is_file() for name in ("training.json", *FILES))
 
@@ -51,8 +51,8 @@ def chapter_7_translator(run_dir, recipe, saved=None, train: bool = False):
 
     Raises RuntimeError, saying what each choice costs, when there is no run and `train` is False.
     """
-    from transformer_lib.export import load_translator
-    from transformer_lib.recipe import train_translator
+    from transformer_lib.export.saved_model import load_translator
+    from transformer_lib.training.recipe import train_translator
 
     run_dir = Path(run_dir)
     for folder in [run_dir] + ([Path(saved)] if saved else []):

@@ -33,7 +33,7 @@ def encoder_self_attention(encoder, source_ids) -> np.ndarray:
     its weights on the input its Add & Norm gives it (`LayerNorm(x)` in a pre-LN layer, `x` in a
     post-LN one). `source_ids`: int `[1, T]`, no padding.
     """
-    from transformer_lib.masks import padding_mask
+    from transformer_lib.layers.masks import padding_mask
 
     mask = padding_mask(source_ids)  # (1, 1, 1, T)
     x = encoder.embed(source_ids, training=False)  # (1, T, d_model)
@@ -94,9 +94,9 @@ def save_heads(record: dict, path: str | Path | None = None) -> Path:
 
 def load_heads(path: str | Path | None = None) -> dict:
     """The record saved by `save_heads`; by default the committed one, found wherever the chapter runs
-    (`transformer_lib.course_files.course_file`). Its "trained" and "random" come back as NumPy arrays."""
+    (`transformer_lib.book.course_files.course_file`). Its "trained" and "random" come back as NumPy arrays."""
     if path is None:
-        from transformer_lib.course_files import course_file
+        from transformer_lib.book.course_files import course_file
 
         path = course_file(RECORD)
     record = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -178,7 +178,7 @@ def run_description(run_dir: str | Path) -> dict:
     """The "run" of a record made from the translator saved in `run_dir` by `train_translator`:
     its folder's name, its recipe and its validation BLEU (from `training.json` when there), this
     machine and today's date."""
-    from transformer_lib.machine import describe_machine
+    from transformer_lib.utils.machine_description import describe_machine
 
     run_dir = Path(run_dir)
     run = {"run": run_dir.name, "provisional": False, "machine": describe_machine(),

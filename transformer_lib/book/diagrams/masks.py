@@ -44,7 +44,7 @@ def _draw_grid(ax, grid, gid, title, x0, top, tokens):
 def masks_diagram(lengths=(5, 3), ax=None):
     """The masks of a padded batch (chapter 4), drawn for its shortest sequence.
 
-    Polarity as in `transformer_lib.masks`: 1 (dark) = blocked, 0 (light) = may attend. Three grids:
+    Polarity as in `transformer_lib.layers.masks`: 1 (dark) = blocked, 0 (light) = may attend. Three grids:
     the padding mask (one row: it blocks keys, whatever the query), the look-ahead mask (above the
     diagonal: the future) and the decoder's combined mask, their maximum.
 

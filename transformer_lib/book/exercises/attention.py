@@ -42,7 +42,7 @@ def attention_hints(q, k, v, mask) -> list:
 
 
 def _library_attention():
-    from transformer_lib.attention import MultiHeadAttention, scaled_dot_product_attention
+    from transformer_lib.layers.attention import MultiHeadAttention, scaled_dot_product_attention
 
     return [scaled_dot_product_attention, MultiHeadAttention]
 
@@ -65,7 +65,7 @@ def check_attention(fn) -> None:
 def check_causal_self_attention(fn) -> None:
     """Exercise (chapter 4): `fn(x, w_q, w_k, w_v)` is self-attention over `x` `[length, d]` with the
     look-ahead mask: Eq. 1 on Q = x W_q, K = x W_k, V = x W_v."""
-    from transformer_lib.masks import decoder_mask, look_ahead_mask
+    from transformer_lib.layers.masks import decoder_mask, look_ahead_mask
 
     rng = np.random.default_rng(1)
     for length, d, d_k in [(6, 8, 8), (3, 4, 2)]:
@@ -110,7 +110,7 @@ def check_self_attention_layer(cls) -> None:
     self-attention `[batch, length, d_k]`; the mask (1.0 = blocked) broadcasts to `[batch, T, S]`."""
     import tensorflow as tf
 
-    from transformer_lib.attention import scaled_dot_product_attention as reference_attention_tf
+    from transformer_lib.layers.attention import scaled_dot_product_attention as reference_attention_tf
 
     rng = np.random.default_rng(4)
     layer = cls(3)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
-from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask
-from transformer_lib.positional_encoding import positional_encoding
+from transformer_lib.layers.masks import decoder_mask, look_ahead_mask, padding_mask
+from transformer_lib.layers.positional_encoding import positional_encoding
 
 
 def _batch_padding(lengths, batch_size: int, sort: bool = False, whole: bool = False, drop_last: bool = False):
@@ -31,7 +31,7 @@ def check_batch_padding_share(fn) -> None:
     """Exercise (chapter 1): `fn(lengths, batch_size)` cuts the sentence lengths into batches of
     `batch_size` in the order given (the last batch may be smaller), pads each batch to its longest
     sentence and returns the share of padding among all the positions of all the batches."""
-    from transformer_lib.data import make_batches, padding_fraction
+    from transformer_lib.data.batching import make_batches, padding_fraction
 
     for lengths, batch_size in BATCH_PADDING_CASES:
         expected = _batch_padding(lengths, batch_size)
@@ -67,7 +67,7 @@ GROUP_CASES = [
 def check_group_pairs(fn) -> None:
     """Exercise (chapter 1): `fn(pairs)` gives each pair a group label; pairs that share a source or a
     target sentence (whitespace normalised), directly or through a chain of pairs, share a label."""
-    from transformer_lib.splits import connected_groups
+    from transformer_lib.data.splits import connected_groups
 
     for pairs in GROUP_CASES[1:] + GROUP_CASES[:1]:  # the chain first: it needs more than one pass
         yours = list(call_answer("group pairs", fn, [connected_groups], list(pairs)))

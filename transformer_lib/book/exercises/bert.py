@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
-from transformer_lib.tokenizer import END_ID
+from transformer_lib.data.tokenizer import END_ID
 
 
 @exercise("masked max pooling", "padding never wins the maximum, even where every real value is negative.")

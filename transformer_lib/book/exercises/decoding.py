@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
-from transformer_lib.tokenizer import END_ID, PAD_ID, START_ID
+from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 
 @exercise("the length penalty", "lp = ((5 + length) / 6) ** alpha; alpha = 0 turns it off.")
 def check_length_penalty(fn) -> None:
     """Exercise (chapter 8): `fn(length, alpha)` is the GNMT length penalty used to rank beams."""
-    from transformer_lib.decoding import length_penalty
+    from transformer_lib.decoding.search import length_penalty
 
     for length in (12, 5, 1, 40):
         for alpha in (0.6, 1.0, 0.0):
@@ -119,7 +119,7 @@ def _padded(ids, width) -> np.ndarray:
 def _random_model(seed: int, scale: float):
     """A tiny Transformer with random weights (unit norms, no biases) whose greedy translations vary:
     the seeds used stop at END in some rows and not in others."""
-    from transformer_lib.model import Transformer
+    from transformer_lib.models.transformer import Transformer
 
     model = Transformer(num_layers=2, d_model=16, num_heads=2, dff=32, input_vocab_size=30, target_vocab_size=12,
                         dropout_rate=0.0)
@@ -147,9 +147,10 @@ def check_greedy_translator(cls) -> None:
     padding 0) in which END never comes among the first `min_length` tokens, using
     `transformer.encoder`, `transformer.decoder.start_cache`, `transformer.decoder.step` and
     `transformer.project`: one new position per step, never the whole prefix again."""
-    from transformer_lib import decoding
+    from transformer_lib.decoding import search as decoding
+    from transformer_lib.decoding.translator import Translator
 
-    forbidden = [decoding.greedy_decode, decoding.greedy_loop, decoding.beam_search, decoding.Translator]
+    forbidden = [decoding.greedy_decode, decoding.greedy_loop, decoding.beam_search, Translator]
     for seed, scale, min_length in CASES:
         model, source = _random_model(seed, scale)
         expected = reference_greedy(model, source, 8, min_length=min_length)

@@ -29,7 +29,7 @@ NO_TRANSPOSE = "the heads are split without the transpose: reshape to [B, L, h, 
 
 
 def _heads_methods():
-    from transformer_lib.attention import MultiHeadAttention
+    from transformer_lib.layers.attention import MultiHeadAttention
 
     return [MultiHeadAttention]
 
@@ -70,7 +70,7 @@ def reference_multi_head(query, key, value, weights, num_heads, mask=None, **mis
 
 def _mha_cases(rng, d_model=8):
     """(context, query, key, mask): self-attention of a padded batch, cross-attention, the decoder mask."""
-    from transformer_lib.masks import decoder_mask, padding_mask
+    from transformer_lib.layers.masks import decoder_mask, padding_mask
 
     ids = np.array([[4, 5, 6, 7, 8], [4, 5, 6, 0, 0]])
     target = np.array([[3, 9, 2, 0], [3, 9, 9, 2]])
@@ -110,7 +110,7 @@ def check_multi_head_attention(cls) -> None:
     `(output [B, T, d_model], weights [B, h, T, S])`, like `tl.MultiHeadAttention`."""
     import tensorflow as tf
 
-    from transformer_lib.attention import MultiHeadAttention
+    from transformer_lib.layers.attention import MultiHeadAttention
 
     rng = np.random.default_rng(5)
     cases = _mha_cases(rng)
@@ -201,7 +201,7 @@ def check_per_head_attention(cls) -> None:
     `tl.MultiHeadAttention`'s kernels into head i and compares outputs, weights and gradients."""
     import tensorflow as tf
 
-    from transformer_lib.attention import MultiHeadAttention
+    from transformer_lib.layers.attention import MultiHeadAttention
 
     rng = np.random.default_rng(7)
     cases = _mha_cases(rng)

@@ -31,7 +31,7 @@ def check_encoder_layer_parameters(fn) -> None:
 @exercise("the feed-forward network", "the same two linear maps with a ReLU between them, at every position separately.")
 def check_feed_forward(fn) -> None:
     """Exercise (chapter 6): `fn(x, w1, b1, w2, b2)` is Eq. 2, FFN(x) = max(0, x W1 + b1) W2 + b2."""
-    from transformer_lib.feed_forward import FeedForward
+    from transformer_lib.layers.feed_forward import FeedForward
 
     rng = np.random.default_rng(0)
     for shape, dff in [((2, 3, 6), 5), ((1, 2, 4), 8)]:
@@ -61,7 +61,7 @@ def check_add_norm(cls) -> None:
     check calls it as `layer(x, sublayer=f, training=...)` (Keras takes only tensors by position)."""
     from keras import ops
 
-    from transformer_lib.add_norm import AddNorm
+    from transformer_lib.layers.add_norm import AddNorm
 
     rng = np.random.default_rng(5)
     x = rng.normal(size=(2, 3, 6)).astype("float32")
@@ -128,7 +128,7 @@ TITLE = "DecoderLayer"
 
 
 def _library_decoder_layer(dropout_rate: float = 0.0, norm_first: bool = False):
-    from transformer_lib.decoder import DecoderLayer
+    from transformer_lib.layers.decoder import DecoderLayer
 
     return DecoderLayer(8, 2, 16, dropout_rate, norm_first=norm_first)
 
@@ -149,7 +149,7 @@ def _randomise(layer, rng) -> None:
 def _inputs(rng):
     """Decoder input `[2, 4, 8]`, encoder output `[2, 5, 8]` and their masks: the second target has
     no padding but a look-ahead mask, the second source two padding positions."""
-    from transformer_lib.masks import decoder_mask, padding_mask
+    from transformer_lib.layers.masks import decoder_mask, padding_mask
 
     source = np.array([[4, 5, 6, 7, 8], [4, 5, 6, 0, 0]])
     target = np.array([[3, 9, 2, 0], [3, 9, 9, 2]])
@@ -275,8 +275,8 @@ def check_decoder_layer(cls) -> None:
     `self_attention_add_norm`, `cross_attention_add_norm`, `feed_forward_add_norm` (given); `call(x,
     encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None)` returns
     `(x, cross_weights)`."""
-    from transformer_lib.decoder import DecoderLayer
-    from transformer_lib.encoder import BaseTransformerLayer, EncoderLayer
+    from transformer_lib.layers.decoder import DecoderLayer
+    from transformer_lib.layers.encoder import BaseTransformerLayer, EncoderLayer
 
     forbidden = [DecoderLayer, EncoderLayer, BaseTransformerLayer]
     rng = np.random.default_rng(6)

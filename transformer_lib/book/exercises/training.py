@@ -33,7 +33,7 @@ def reference_rate(step_num, d_model, warmup_steps):
 @exercise("the learning rate", "a linear warm-up to (d_model * warmup_steps)^-0.5, then decay as 1/sqrt(step).")
 def check_schedule(fn) -> None:
     """Exercise (chapter 7): `fn(step_num, d_model, warmup_steps)` is the §5.3 learning rate (step_num from 1)."""
-    from transformer_lib.objective import TransformerSchedule
+    from transformer_lib.training.objective import TransformerSchedule
 
     for d_model, warmup in [(512, 4000), (128, 1000)]:
         steps = np.array([1, 2, 3, warmup // 2, warmup, warmup + 1, 10 * warmup])
@@ -54,7 +54,7 @@ def check_schedule(fn) -> None:
 
 def _tiny_models(cls=None, count=2):
     """`count` tiny Transformers with the same random weights and no dropout (the first of class `cls`)."""
-    from transformer_lib.model import Transformer
+    from transformer_lib.models.transformer import Transformer
 
     rng = np.random.default_rng(0)
     source = np.array([[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]], np.int32)
@@ -75,7 +75,7 @@ def loss_hints(model, batch) -> list:
     """What two common slips give as the loss of `batch` (computed before any update)."""
     import keras
 
-    from transformer_lib.objective import masked_loss
+    from transformer_lib.training.objective import masked_loss
 
     (source, target_in), target_out = batch
     logits = model((source, target_in), training=False)
@@ -106,7 +106,7 @@ def check_fit_step(cls) -> None:
     difference."""
     import tensorflow as tf
 
-    from transformer_lib.training import train_step
+    from transformer_lib.training.loop import train_step
 
     if getattr(cls, "train_step", None) is keras.Model.train_step:
         raise AssertionError("train_step for model.fit: the class does not override train_step(self, data).")
@@ -147,7 +147,7 @@ def _update(model, batches, tokens_of):
     that batch's loss is averaged over. Returns the sum of the batches' losses."""
     import tensorflow as tf
 
-    from transformer_lib.objective import masked_loss
+    from transformer_lib.training.objective import masked_loss
 
     total, summed = 0.0, None
     for (source, target_in), target_out in batches:
@@ -172,8 +172,8 @@ def check_accumulated_step(fn) -> None:
     (so that a differently weighted gradient shows in the weights; Adam's first step hides the
     gradient's size), beside `train_step` on the joined batch and beside the common slips.
     """
-    from transformer_lib.objective import real_tokens
-    from transformer_lib.training import train_step
+    from transformer_lib.training.objective import real_tokens
+    from transformer_lib.training.loop import train_step
 
     (model, reference, slip), weights, _ = _tiny_models(count=3)
     batches, together = _uneven_batches()

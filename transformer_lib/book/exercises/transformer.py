@@ -10,7 +10,7 @@ SIZES = dict(num_layers=2, d_model=16, num_heads=2, dff=32, input_vocab_size=20,
 
 
 def _library_model(rng):
-    from transformer_lib.model import Transformer
+    from transformer_lib.models.transformer import Transformer
 
     model = Transformer(**SIZES)
     source, target = _batch()
@@ -39,7 +39,7 @@ def _copy_weights(model, library) -> None:
 
 def reference_logits(library, source, target, source_mask=True, target_mask=True):
     """The library's layers run by hand; leaving a mask out shows what a common slip computes."""
-    from transformer_lib.masks import decoder_mask, padding_mask
+    from transformer_lib.layers.masks import decoder_mask, padding_mask
 
     padding = padding_mask(source) if source_mask else None
     x = library.encoder.embedding(source)
@@ -60,9 +60,9 @@ def check_transformer(cls) -> None:
     training=None)` returns the logits `[batch, tgt_len, target_vocab_size]`, as `tl.Transformer`."""
     import tensorflow as tf
 
-    from transformer_lib.decoder import Decoder
-    from transformer_lib.encoder import Encoder
-    from transformer_lib.model import Transformer
+    from transformer_lib.layers.decoder import Decoder
+    from transformer_lib.layers.encoder import Encoder
+    from transformer_lib.models.transformer import Transformer
 
     forbidden = [Transformer, Encoder, Decoder]
     rng = np.random.default_rng(8)

@@ -10,8 +10,8 @@ import numpy as np
 
 from transformer_lib.book.figures._data import _select
 from transformer_lib.book.figures.interactive import InteractiveFigure
-from transformer_lib.masks import decoder_mask, padding_mask
-from transformer_lib.tokenizer import START_ID
+from transformer_lib.layers.masks import decoder_mask, padding_mask
+from transformer_lib.data.tokenizer import START_ID
 
 ATTENTION_KINDS = {  # kind: (label, query side, key side); side 0 = source tokens, 1 = target tokens
     "encoder": ("encoder self-attention", 0, 0),

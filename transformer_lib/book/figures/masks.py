@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib.utils.checks import require_positive_int
 from transformer_lib.book.figures._data import _matrix_record, _select
 from transformer_lib.book.figures.interactive import InteractiveFigure
-from transformer_lib.masks import decoder_mask, look_ahead_mask, padding_mask
+from transformer_lib.layers.masks import decoder_mask, look_ahead_mask, padding_mask
 
 MASK_NAMES = ("padding mask", "look-ahead mask", "combined mask")
 
@@ -18,7 +18,7 @@ MASK_NAMES = ("padding mask", "look-ahead mask", "combined mask")
 def masks_figure(lengths: Sequence[int] = (5, 3, 6)) -> InteractiveFigure:
     """Pick a sequence of a padded batch: its padding mask, the look-ahead mask and the decoder's
     combined mask (`decoder_mask`), each as a `[query, key]` grid; 1 = blocked, the library's
-    polarity (`transformer_lib.masks`).
+    polarity (`transformer_lib.layers.masks`).
 
     Args:
         lengths: the real tokens of each sequence; the batch is padded with id 0 to the longest.

@@ -7,14 +7,14 @@ import numpy as np
 
 from transformer_lib.book.figures._data import _rounded
 from transformer_lib.book.figures.interactive import InteractiveFigure
-from transformer_lib.positional_encoding import positional_encoding
+from transformer_lib.layers.positional_encoding import positional_encoding
 
 
 def positional_encoding_figure(length: int = 64, depth: int = 64) -> InteractiveFigure:
     """Pick a dimension with a slider: its curve PE[:, dimension] over the positions, and the whole
     encoding as a heatmap `[length, depth]` with that dimension's column outlined.
 
-    Values are `transformer_lib.positional_encoding(length, depth)`, rounded to 4 decimals.
+    Values are `transformer_lib.layers.positional_encoding(length, depth)`, rounded to 4 decimals.
     """
     encoding = np.asarray(positional_encoding(length, depth))  # (length, depth)
     positions = list(range(length))

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 
-from transformer_lib._checks import require_positive_int
+from transformer_lib.utils.checks import require_positive_int
 from transformer_lib.book.figures._data import _select
 from transformer_lib.book.figures.interactive import InteractiveFigure
-from transformer_lib.objective import TransformerSchedule
+from transformer_lib.training.objective import TransformerSchedule
 
 
 def schedule_figure(d_models: Sequence[int] = (128, 256, 512, 1024),
@@ -25,7 +25,7 @@ def schedule_figure(d_models: Sequence[int] = (128, 256, 512, 1024),
             picked first when offered).
         steps: the paper's step numbers (from 1); default 1 and every 200th step up to 40,000.
 
-    Rates come from `transformer_lib.objective.TransformerSchedule`, rounded to 4 significant digits.
+    Rates come from `transformer_lib.training.objective.TransformerSchedule`, rounded to 4 significant digits.
     """
     steps = np.asarray([1, *range(200, 40_001, 200)] if steps is None else steps)
     for name, values in (("d_models", d_models), ("warmups", warmups), ("steps", steps)):

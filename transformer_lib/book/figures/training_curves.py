@@ -62,7 +62,7 @@ def training_curves_figure(history: dict[str, Sequence[float]], metrics: Sequenc
 
     Args:
         history: per-epoch lists of equal length, like Keras's `History.history` or what
-            `transformer_lib.training.train` returns. An "epoch" list numbers the epochs (else
+            `transformer_lib.training.loop.train` returns. An "epoch" list numbers the epochs (else
             1, 2, ...); missing or non-finite values are left out of the lines.
         metrics: the series to draw; default every series but "epoch" and "seconds".
     """

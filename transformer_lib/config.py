@@ -1,0 +1,120 @@
+"""Every size of a Transformer in one frozen dataclass (as nanoGPT's `GPTConfig`): the recipe makes
+one, the `Transformer` is built from it, its encoder and decoder stacks read it, and so do the
+optimizer's schedule (`d_model`) and the memory estimates. `PRESETS` are the paper's sizes (Table 3)
+and two small ones.
+
+    config = TransformerConfig(num_layers=2, d_model=64, num_heads=4, dff=256,
+                               input_vocab_size=8000, target_vocab_size=8000)
+    model = Transformer(config)
+    bigger = config.replace(d_model=128)            # a new config; a config never changes
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from transformer_lib.utils.checks import require_layer_sizes, require_max_length, require_positive_int
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerConfig:
+    """The sizes and choices of one encoder-decoder Transformer.
+
+    Args:
+        num_layers: N, layers in each stack (6 in the paper).
+        d_model: model width (512).
+        num_heads: h, must divide d_model (8).
+        dff: the feed-forward's inner size (2048).
+        input_vocab_size, target_vocab_size: the two vocabularies (id 0 = padding); None until the
+            tokenizers are known (a preset has none).
+        dropout_rate: the paper's P_drop (§5.4): on each sub-layer's output and on the embeddings.
+        norm_first: False: post-LN, as in the paper; True: pre-LN (Xiong et al. 2020).
+        share_embeddings: one matrix for both embeddings and the output layer (§3.4); needs one
+            joint vocabulary, so the two sizes must be equal.
+        max_length: the longest source or target sequence.
+        activation: the feed-forward's activation ("relu" in the paper).
+        learned_positions: learn one vector per position instead of the sinusoids (Table 3, row E).
+        attention_dropout: dropout on the attention weights; activation_dropout: on the feed-forward's
+            inner activations. Not in the paper (default 0: none); regularizers for small corpora.
+    """
+
+    num_layers: int = 6
+    d_model: int = 512
+    num_heads: int = 8
+    dff: int = 2048
+    input_vocab_size: int | None = None
+    target_vocab_size: int | None = None
+    dropout_rate: float = 0.1
+    norm_first: bool = False
+    share_embeddings: bool = False
+    max_length: int = 2048
+    activation: str = "relu"
+    learned_positions: bool = False
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
+
+    def __post_init__(self):
+        require_positive_int("num_layers", self.num_layers)
+        require_layer_sizes(self.d_model, self.num_heads, self.dff, self.dropout_rate,
+                            self.attention_dropout, self.activation_dropout)
+        require_max_length(self.max_length)
+        for name in ("input_vocab_size", "target_vocab_size"):
+            if getattr(self, name) is not None:
+                require_positive_int(name, getattr(self, name))
+        if self.share_embeddings and self.input_vocab_size != self.target_vocab_size:
+            raise ValueError(
+                f"share_embeddings=True ties one embedding matrix to both languages, so it needs one "
+                f"joint vocabulary; got input_vocab_size={self.input_vocab_size} and "
+                f"target_vocab_size={self.target_vocab_size}. Train a joint tokenizer, or set share_embeddings=False."
+            )
+
+    def replace(self, **changes) -> TransformerConfig:
+        """This config with some fields changed (checked again); an unknown name is refused."""
+        unknown = sorted(set(changes) - set(FIELDS))
+        if unknown:
+            raise TypeError(f"TransformerConfig has no field {', '.join(unknown)}; its fields: {', '.join(FIELDS)}.")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """The fields as a dict: a model's `get_config` (Keras saves it) and a run's record."""
+        return dataclasses.asdict(self)
+
+    def pick(self, *names: str) -> dict:
+        """Some fields as a dict, e.g. `config.pick("d_model", "num_heads")`."""
+        return {name: getattr(self, name) for name in names}
+
+
+FIELDS = tuple(field.name for field in dataclasses.fields(TransformerConfig))
+# the fields a one-stack model (the classifier, BERT) takes as its own arguments, beside vocab_size
+ONE_STACK = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "max_length", "activation", "norm_first")
+
+# Sizes of Table 3 (base, big) and two small ones for a CPU or a free Colab GPU.
+PRESETS = {
+    "tiny": TransformerConfig(num_layers=2, d_model=64, num_heads=4, dff=256, dropout_rate=0.1),
+    "small": TransformerConfig(num_layers=4, d_model=128, num_heads=8, dff=512, dropout_rate=0.1),
+    "base": TransformerConfig(num_layers=6, d_model=512, num_heads=8, dff=2048, dropout_rate=0.1),
+    "big": TransformerConfig(num_layers=6, d_model=1024, num_heads=16, dff=4096, dropout_rate=0.3),
+}
+
+
+def require_preset(preset: str) -> None:
+    """Raise a ValueError naming the presets unless `preset` is one of them."""
+    if preset not in PRESETS:
+        raise ValueError(f"Unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
+
+
+def config_and_rest(args: tuple, kwargs: dict) -> tuple[TransformerConfig, dict]:
+    """A model's or a stack's `TransformerConfig`, given whole (`Transformer(config)`) or by its fields
+    (`Transformer(2, 64, 4, 256, input_vocab_size=...)`, in the order of the fields, or by name, as
+    Keras's `from_config` does), and the keyword arguments left for Keras (`name`, `dtype`, ...)."""
+    rest = dict(kwargs)
+    fields = {name: rest.pop(name) for name in FIELDS if name in rest}
+    given = rest.pop("config", None)
+    if args and isinstance(args[0], TransformerConfig):
+        given, args = args[0], args[1:]
+    if given is None:
+        return TransformerConfig(*args, **fields), rest
+    if args or fields:
+        raise TypeError(f"Give a TransformerConfig or its fields, not both (got the config and "
+                        f"{', '.join([*map(repr, args), *fields])}); change the config with config.replace(...).")
+    return given, rest

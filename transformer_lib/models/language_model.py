@@ -1,0 +1,210 @@
+"""The decoder alone (GPT's idea; Radford et al. 2018): a language model that reads a text left to
+right and, at every position, predicts the next token. Chapter 9.
+
+The translator's decoder has three sublayers: masked self-attention, cross-attention to the encoder
+and the feed-forward network. Without an encoder there is nothing to attend across, so a decoder-only
+layer keeps the other two; and because it still predicts each token from the ones before it, the
+look-ahead mask stays (with the padding mask of the keys: `decoder_mask`). Trained on plain text, with
+the text itself as the labels shifted by one, it needs no labels at all.
+
+    model = LanguageModel(vocab_size=8000)
+    inputs, targets = next_token_pairs(ids)          # ids[:, :-1] and ids[:, 1:]
+    model.compile(optimizer="adam", loss=MaskedLoss(label_smoothing=0.0))
+    generate(model, prompt_ids, 40, temperature=0.8, top_k=20, seed=0)   # with chapter 8's key/value cache
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+from keras import ops
+
+from transformer_lib.config import TransformerConfig
+from transformer_lib.utils.sublayers import build_unbuilt
+from transformer_lib.layers.decoder import cached_self_attention
+from transformer_lib.layers.encoder import BaseTransformerLayer, Stack
+from transformer_lib.layers.masks import decoder_mask
+from transformer_lib.data.tokenizer import END_ID, NEVER_GENERATED, PAD_ID, START_ID
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class DecoderOnlyLayer(BaseTransformerLayer):
+    """`DecoderLayer` without its cross-attention. Arguments as in `BaseTransformerLayer`.
+
+    1. masked multi-head self-attention: position t sees positions <= t only;
+    2. the feed-forward network; both wrapped in Add & Norm.
+
+    Call arguments:
+        x: `[batch, len, d_model]`.
+        self_attention_mask: float `[batch, 1, len, len]`, 1.0 = blocked (`decoder_mask`).
+        training: enables dropout.
+
+    Returns `[batch, len, d_model]`.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.self_attention = self.attention("self_attention")
+        self.self_attention_add_norm = self.add_norm("self_attention_add_norm")
+
+    def call(self, x, self_attention_mask=None, training=None):
+        # 1. Masked self-attention: position t sees positions <= t only.
+        x = self.self_attention_add_norm(
+            x, lambda h: self.self_attention(h, h, h, mask=self_attention_mask)[0], training=training)
+        # 2. The position-wise feed-forward network. (No cross-attention: there is no encoder.)
+        return self.feed_forward_add_norm(x, self.feed_forward, training=training)
+
+    def step(self, x, offset, cache):
+        """`call` for the newest position(s) at `offset`, `offset + 1`, ..., with the key/value cache
+        of `DecoderLayer.step`. Returns `(x, cache)`."""
+        x, cache = self.self_attention_add_norm(
+            x, lambda h: cached_self_attention(self.self_attention, h, offset, cache), training=False)
+        return self.feed_forward_add_norm(x, self.feed_forward, training=False), cache
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class DecoderOnly(Stack):
+    """Token ids in, one vector per position out, each from that position and the ones before it.
+    Arguments as in `transformer_lib.layers.encoder.Stack`."""
+
+    layer_class = DecoderOnlyLayer
+
+    def build(self, token_ids_shape):
+        self.build_stack(token_ids_shape)
+
+    def call(self, token_ids, training=None):
+        mask = decoder_mask(token_ids)  # (batch, 1, len, len): the future and the padding blocked
+        x = self.embed(token_ids, training)  # (batch, len, d_model)
+        for layer in self.stack_layers:
+            x = layer(x, mask, training=training)
+        return self.finish(x)
+
+    def start_cache(self, batch: int, max_length: int):
+        """Per layer, `(keys, values)` of zeros `[batch, num_heads, max_length, d_k]`, one slot per position."""
+        attention = self.stack_layers[0].self_attention
+        shape = (batch, attention.num_heads, max_length, attention.d_k)
+        return [(ops.zeros(shape, self.compute_dtype), ops.zeros(shape, self.compute_dtype)) for _ in self.stack_layers]
+
+    def step(self, token_ids, offset, caches):
+        """The newest token(s) `[batch, new]` at positions `offset`, ...: `(x, caches)`."""
+        x = self.embedding(token_ids, offset=offset)  # (batch, new, d_model), no dropout
+        new_caches = []
+        for layer, cache in zip(self.stack_layers, caches):
+            x, cache = layer.step(x, offset, cache)
+            new_caches.append(cache)
+        return self.finish(x), new_caches
+
+
+LANGUAGE_MODEL = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "norm_first", "max_length")
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class LanguageModel(keras.Model):
+    """A decoder-only language model: `DecoderOnly` and an output layer tied to its embedding (§3.4).
+
+    Args:
+        vocab_size: tokens it reads and predicts (0 = padding, 1 = START, 2 = END).
+        num_layers, d_model, num_heads, dff, dropout_rate, norm_first, max_length: as in `Stack`
+            (pre-LN by default, as GPT-2).
+
+    Call arguments:
+        token_ids: int `[batch, len]`, 0 = padding.
+        training: enables dropout.
+
+    Returns float32 logits `[batch, len, vocab_size]`: at position t, the scores of the token at t + 1.
+    """
+
+    def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
+                 dropout_rate: float = 0.1, norm_first: bool = True, max_length: int = 256, **kwargs):
+        super().__init__(**kwargs)
+        self.config = TransformerConfig(num_layers, d_model, num_heads, dff, input_vocab_size=vocab_size,
+                                        target_vocab_size=vocab_size, dropout_rate=dropout_rate,
+                                        norm_first=norm_first, max_length=max_length)
+        self.decoder = DecoderOnly(self.config, vocab_size=vocab_size, name="decoder")
+
+    @property
+    def hyperparameters(self) -> dict:
+        """The constructor's arguments (what `get_config` saves beside Keras's own keys)."""
+        return {"vocab_size": self.config.input_vocab_size, **self.config.pick(*LANGUAGE_MODEL)}
+
+    def build(self, token_ids_shape):
+        build_unbuilt(self.decoder, token_ids_shape)
+
+    def call(self, token_ids, training=None):
+        x = self.decoder(token_ids, training=training)  # (batch, len, d_model)
+        return ops.cast(self.decoder.embedding.tied_logits(x), "float32")  # (batch, len, vocab)
+
+    def step(self, token_ids, offset, caches):
+        """`call` for the newest token(s) `[batch, new]` at `offset`, ..., with the key/value caches
+        of `start_cache`: `(logits [batch, new, vocab], caches)`. Each token costs one position."""
+        x, caches = self.decoder.step(token_ids, offset, caches)
+        return ops.cast(self.decoder.embedding.tied_logits(x), "float32"), caches
+
+    def start_cache(self, batch: int, max_length: int | None = None):
+        return self.decoder.start_cache(batch, max_length or self.config.max_length)
+
+    def get_config(self):
+        return {**super().get_config(), **self.hyperparameters}
+
+
+def next_token_pairs(token_ids):
+    """`(inputs, targets)` for a language model from int `[batch, len]` ids (START ... END, 0-padded):
+    `inputs = ids[:, :-1]`, `targets = ids[:, 1:]`, so that position t is asked for token t + 1."""
+    token_ids = np.asarray(token_ids)
+    if token_ids.ndim != 2 or token_ids.shape[1] < 2:
+        raise ValueError(f"next_token_pairs needs ids of shape [batch, len] with len >= 2, got shape {token_ids.shape}.")
+    return token_ids[:, :-1], token_ids[:, 1:]
+
+
+def next_token(logits, temperature: float = 1.0, top_k: int | None = None, rng: np.random.Generator | None = None) -> int:
+    """Choose the next token from one position's `logits` `[vocab]`.
+
+    temperature 0: the most likely token (greedy). Otherwise sample from softmax(logits / temperature)
+    (below 1 sharper, above 1 flatter), among the `top_k` most likely tokens only when given. Padding
+    and START are never chosen.
+    """
+    logits = np.asarray(logits, np.float64).copy()
+    logits[list(NEVER_GENERATED)] = -np.inf
+    if temperature == 0:
+        return int(np.argmax(logits))
+    if top_k is not None:
+        kth_best = np.sort(logits)[-top_k]
+        logits[logits < kth_best] = -np.inf  # ties with the k-th best stay in
+    scaled = logits / temperature
+    probabilities = np.exp(scaled - scaled.max())
+    probabilities /= probabilities.sum()
+    return int((rng or np.random.default_rng()).choice(len(probabilities), p=probabilities))
+
+
+def generate(model: LanguageModel, prompt_ids, max_new_tokens: int, temperature: float = 1.0,
+             top_k: int | None = None, seed: int | None = None) -> list[int]:
+    """Continue `prompt_ids` (START first) by up to `max_new_tokens` tokens, stopping after END.
+
+    The prompt goes through the model once (`step` with all its positions at offset 0), then each new
+    token costs one position: chapter 8's key/value cache. `temperature`, `top_k`: as in `next_token`;
+    `seed` makes the sampling repeatable. Returns the new ids (END included if it came).
+    """
+    prompt = [int(i) for i in np.asarray(prompt_ids).reshape(-1)]
+    vocab_size, max_length = model.config.target_vocab_size, model.config.max_length
+    if not prompt or prompt[0] != START_ID:
+        raise ValueError(f"A prompt starts with START (id {START_ID}), as the training texts did; got {prompt[:5]}.")
+    if PAD_ID in prompt:
+        raise ValueError(f"A prompt holds no padding (id {PAD_ID}): give one text's ids, not a padded batch row.")
+    if max_new_tokens < 1 or len(prompt) + max_new_tokens > max_length:
+        raise ValueError(f"max_new_tokens must be >= 1 and the prompt ({len(prompt)} tokens) plus max_new_tokens "
+                         f"({max_new_tokens}) at most the model's max_length ({max_length}).")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0 = greedy), got {temperature}.")
+    if top_k is not None and not 1 <= top_k <= vocab_size:
+        raise ValueError(f"top_k must be between 1 and the vocabulary size {vocab_size}, or None; got {top_k}.")
+    rng = np.random.default_rng(seed)
+    caches = model.start_cache(1, len(prompt) + max_new_tokens)
+    logits, caches = model.step(np.array([prompt], np.int32), 0, caches)  # the whole prompt at once
+    new = []
+    for offset in range(len(prompt), len(prompt) + max_new_tokens):
+        token = next_token(ops.convert_to_numpy(logits)[0, -1], temperature, top_k, rng)
+        new.append(token)
+        if token == END_ID or offset + 1 == len(prompt) + max_new_tokens:
+            break
+        logits, caches = model.step(np.array([[token]], np.int32), offset, caches)
+    return new

@@ -1,0 +1,10 @@
+"""From a corpus to a trained translator:
+
+    objective    §5.3-4 TransformerSchedule, make_optimizer, masked_loss, masked_accuracy, perplexity
+    loop         §5.3-4 train_step, train (the loop, on TensorFlow)
+    checkpoints         make_checkpoint, resume (the newest intact checkpoint), the epoch history
+    selection    §6.1   keep the best epoch, average the last ones: select_weights
+    run_lock            one training run per folder at a time
+    run_folder          a run's folder: the settings compared before it resumes, the record of a finished run
+    recipe              Recipe (every setting of a run), train_translator: corpus -> saved translator
+"""
