@@ -18,7 +18,8 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
     models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
                     classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention, feed_forward, add_norm,
-                    encoder, decoder
+                    encoder, decoder; and since 2017: rms_norm, rotary, swiglu, grouped_query_attention,
+                    blockwise_attention
     data/           downloads, splits, synthetic, corpora, tokenizer, batching, imdb_archive, imdb
     utils/          checks, sublayers, arguments, quiet, json_records, memory_budget, machine_description
 
@@ -57,6 +58,11 @@ from transformer_lib.models.language_model import LanguageModel, generate, next_
 from transformer_lib.utils.machine_description import describe_machine  # noqa: E402
 from transformer_lib.training.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.layers.feed_forward import FeedForward  # noqa: E402
+from transformer_lib.layers.blockwise_attention import blockwise_attention  # noqa: E402
+from transformer_lib.layers.grouped_query_attention import GroupedQueryAttention  # noqa: E402
+from transformer_lib.layers.rms_norm import RMSNorm  # noqa: E402
+from transformer_lib.layers.rotary import RotaryEmbedding  # noqa: E402
+from transformer_lib.layers.swiglu import SwiGLUFeedForward  # noqa: E402
 from transformer_lib.data.imdb import load_imdb, make_review_batches  # noqa: E402
 from transformer_lib.layers.masks import (  # noqa: E402
     decoder_mask,
@@ -133,6 +139,11 @@ __all__ = [
     "Encoder",
     "EncoderLayer",
     "FeedForward",
+    "GroupedQueryAttention",
+    "RMSNorm",
+    "RotaryEmbedding",
+    "SwiGLUFeedForward",
+    "blockwise_attention",
     "MultiHeadAttention",
     "PRESETS",
     "PositionalEmbedding",

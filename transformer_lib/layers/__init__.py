@@ -8,6 +8,14 @@
     encoder              §3.1   EncoderLayer, and Stack: what the encoder and decoder stacks share
     decoder              §3.1   DecoderLayer, Decoder (with the key/value cache for decoding)
 
+and what changed in the block since 2017 (the chapter "Since 2017"), each a drop-in for one box above:
+
+    rms_norm                    RMSNorm (Zhang & Sennrich 2019), for LayerNorm
+    rotary                      RotaryEmbedding (Su et al. 2021), positions rotating the queries and keys
+    swiglu                      SwiGLUFeedForward (Shazeer 2020), a gated feed-forward network
+    grouped_query_attention     GroupedQueryAttention (Shazeer 2019; Ainslie et al. 2023), fewer key/value heads
+    blockwise_attention         blockwise_attention: Eq. 1 block by block, with an online softmax (FlashAttention's idea)
+
 Each layer takes plain arguments (`MultiHeadAttention(d_model, num_heads)`), so a chapter can build
 one on its own; the models above pass theirs from one `TransformerConfig`.
 """

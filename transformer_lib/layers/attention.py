@@ -24,6 +24,20 @@ def large_negative(dtype) -> float:
     return -3e4 if keras.backend.standardize_dtype(dtype) == "float16" else -1e9
 
 
+def float_mask(mask):
+    """`mask` as a tensor, after refusing a boolean one: our masks are floats with 1.0 = blocked, and
+    Keras's boolean masks mean the opposite, so a boolean mask is not guessed at."""
+    mask = ops.convert_to_tensor(mask)
+    if keras.backend.standardize_dtype(mask.dtype) == "bool":
+        raise TypeError(
+            "Got a boolean mask. transformer_lib masks are floats with 1.0 = blocked, while "
+            "Keras's boolean masks mean True = may attend. Build the mask with "
+            "transformer_lib.padding_mask / look_ahead_mask / decoder_mask, or convert a Keras "
+            "mask with transformer_lib.from_keras_mask."
+        )
+    return mask
+
+
 def scaled_dot_product_attention(q, k, v, mask=None):
     """Eq. 1: softmax(q k^T / sqrt(d_k)) v, with blocked positions removed from the softmax.
 
@@ -42,14 +56,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     scores = ops.matmul(q, ops.swapaxes(k, -1, -2))  # (..., T, S)
     scores = scores / ops.sqrt(ops.cast(d_k, scores.dtype))
     if mask is not None:
-        if keras.backend.standardize_dtype(ops.convert_to_tensor(mask).dtype) == "bool":
-            raise TypeError(
-                "Got a boolean mask. transformer_lib masks are floats with 1.0 = blocked, while "
-                "Keras's boolean masks mean True = may attend. Build the mask with "
-                "transformer_lib.padding_mask / look_ahead_mask / decoder_mask, or convert a Keras "
-                "mask with transformer_lib.from_keras_mask."
-            )
-        scores = scores + ops.cast(mask, scores.dtype) * large_negative(scores.dtype)
+        scores = scores + ops.cast(float_mask(mask), scores.dtype) * large_negative(scores.dtype)
     # Softmax over the keys, in float32 even under mixed precision (float16 sums of exps lose
     # accuracy). Subtracting the row maximum first keeps exp() from overflowing.
     scores = ops.cast(scores, "float32")
