@@ -1,5 +1,7 @@
 """The benchmark scripts at toy size, so that they cannot rot (their real runs are not tests)."""
 
+import json
+
 import pytest
 
 from benchmarks.decode_speed import main as decode_speed
@@ -484,3 +486,21 @@ def test_the_chapter9_budget_times_every_part_in_each_precision(tmp_path):
     assert all(speed > 0 for speed in speeds.values())
     assert speeds["classifier_read"] > speeds["classifier_train"]  # reading skips the backward pass
     assert keras.mixed_precision.global_policy().name == "float32"  # left as it was found
+
+
+def test_the_since_2017_study_trains_every_variant_on_the_same_data_and_records_the_table(tmp_path):
+    from benchmarks import since_2017
+
+    chosen = ["2017", "RMSNorm", "GQA", "2024"]  # four of the seven: the same code, less time
+    record = since_2017.main(["--toy", "--seeds", "0", "--variants", *chosen, "--out", str(tmp_path / "since.json")])
+    assert json.loads((tmp_path / "since.json").read_text()) == record
+    rows = {row["variant"]: row for row in record["rows"]}
+    assert list(rows) == chosen and {row["seed"] for row in record["rows"]} == {0}
+    assert all(row["switches"] == since_2017.VARIANTS[name] for name, row in rows.items())
+    assert rows["GQA"]["cache_bytes_per_token"] * 2 == rows["2017"]["cache_bytes_per_token"]  # 2 of 4 heads
+    assert rows["2024"]["cache_bytes_per_token"] == rows["GQA"]["cache_bytes_per_token"]
+    assert rows["RMSNorm"]["parameters"] < rows["2017"]["parameters"]  # no bias in the norms
+    assert all(row["val_perplexity"] > 1 and row["tokens_per_second"] > 0 for row in rows.values())
+    assert set(record["greedy_samples"]) == {"2017", "2024"}
+    assert all(sample.lower().startswith("this movie was") for sample in record["greedy_samples"].values())
+    assert record["machine"] and record["settings"] == since_2017.TOY

@@ -16,7 +16,7 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
                     graphs (two ONNX graphs), quantize (int8), onnx_translator (checked against Keras), web
     decoding/       search (greedy_decode, beam_search), translator (Translator), bleu (evaluate_bleu), text_checks
     models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
-                    classifier, bert
+                    modern_language_model (the same with the changes since 2017), classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention, feed_forward, add_norm,
                     encoder, decoder; and since 2017: rms_norm, rotary, swiglu, grouped_query_attention,
                     blockwise_attention
@@ -55,6 +55,7 @@ from transformer_lib.layers.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.decoding.bleu import evaluate_bleu  # noqa: E402
 from transformer_lib.export.saved_model import load_translator, save_translator  # noqa: E402
 from transformer_lib.models.language_model import LanguageModel, generate, next_token_pairs  # noqa: E402
+from transformer_lib.models.modern_language_model import ModernLanguageModel  # noqa: E402
 from transformer_lib.utils.machine_description import describe_machine  # noqa: E402
 from transformer_lib.training.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.layers.feed_forward import FeedForward  # noqa: E402
@@ -110,6 +111,7 @@ __all__ = [
     "describe_machine",
     "MaskedLanguageModel",
     "LanguageModel",
+    "ModernLanguageModel",
     "generate",
     "next_token_pairs",
     "perplexity",

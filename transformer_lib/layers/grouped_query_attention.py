@@ -64,9 +64,17 @@ class GroupedQueryAttention(keras.layers.Layer):
         return ops.transpose(ops.reshape(x, (batch, length, count, self.d_k)), (0, 2, 1, 3))
 
     def call(self, query, key, value, mask=None, training=None):
-        q = self.heads(self.wq(query), self.num_heads)  # (B, h, T, d_k)
-        k = self.heads(self.wk(key), self.num_kv_heads)  # (B, g, S, d_k): the cache keeps only these
-        v = self.heads(self.wv(value), self.num_kv_heads)
+        q, k, v = self.project(query, key, value)  # (B, h, T, d_k), (B, g, S, d_k) x 2
+        return self.combine(q, k, v, mask, training)  # (B, T, d_model), (B, h, T, S)
+
+    def project(self, query, key, value):
+        """Q W^Q into h heads, K W^K and V W^V into only g heads: `[B, h, T, d_k]`, `[B, g, S, d_k]` x 2
+        (the g-head keys and values are what a key/value cache keeps)."""
+        return (self.heads(self.wq(query), self.num_heads), self.heads(self.wk(key), self.num_kv_heads),
+                self.heads(self.wv(value), self.num_kv_heads))
+
+    def combine(self, q, k, v, mask=None, training=None):
+        """Eq. 1 in every query head against its group's keys and values, then Concat and W^O."""
         # Each key/value head serves `group` query heads in a row: query head i reads key/value head i // group.
         k, v = ops.repeat(k, self.group, axis=1), ops.repeat(v, self.group, axis=1)  # (B, h, S, d_k)
         out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
