@@ -23,6 +23,7 @@ from transformer_lib.book.diagrams import (  # noqa: E402
     beam_tree_diagram,
     heads_diagram,
     kv_cache_diagram,
+    block_2017_and_today_diagram,
     layer_norm_placement_diagram,
     lookup_diagram,
     masks_diagram,
@@ -73,7 +74,8 @@ def test_an_unknown_part_is_refused_with_the_choices():
 IDEA_DIAGRAMS = [teacher_forcing_diagram, qkv_diagram, heads_diagram, masks_diagram, layer_norm_placement_diagram,
                  kv_cache_diagram, beam_tree_diagram, lookup_diagram, token_flow_diagram,
                  functools.partial(lookup_diagram, (0.4, 0.3, 0.2, 0.1)), functools.partial(lookup_diagram, (1.0,)),
-                 functools.partial(token_flow_diagram, 4), functools.partial(token_flow_diagram, 1)]
+                 functools.partial(token_flow_diagram, 4), functools.partial(token_flow_diagram, 1),
+                 block_2017_and_today_diagram]
 
 
 def _counts(ax):
@@ -248,4 +250,16 @@ def test_the_beam_keeps_exactly_the_two_best_totals_at_every_step():
         kept = [total for total, gid in column if gid == "kept"]
         pruned = [total for total, gid in column if gid == "pruned"]
         assert len(kept) == 2 and min(kept) > max(pruned)
+    plt.close("all")
+
+
+def test_the_block_of_today_moves_the_norms_before_each_sublayer_and_colours_every_change():
+    ax = block_2017_and_today_diagram()
+    middle = np.mean(ax.get_xlim())
+    panels = {side: sorted((p for p in ax.patches if p.get_gid() and (_centre(p)[0] < middle) == (side == "2017")),
+                           key=lambda p: _centre(p)[1]) for side in ("2017", "today")}
+    assert [p.get_gid() for p in panels["2017"]] == ["positions", "attention", "norm", "feed-forward", "norm"]
+    assert [p.get_gid() for p in panels["today"]] == ["positions", "norm", "attention", "norm", "feed-forward", "norm"]
+    assert {p.get_facecolor() for p in panels["2017"]} != {p.get_facecolor() for p in panels["today"]}
+    assert "rotary" in _text_in(ax, panels["today"][2]) and "SwiGLU" in _text_in(ax, panels["today"][4])
     plt.close("all")

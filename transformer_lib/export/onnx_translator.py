@@ -18,7 +18,7 @@ from transformer_lib.export.graphs import ENCODER, MANIFEST, STEP
 
 class OnnxTranslator:
     """The exported graphs with the greedy and beam loops around them, in Python and NumPy: the
-    same algorithm as `decoding.greedy_loop` and `decoding.beam_loop` for one sentence, and as the
+    same algorithm as `search.greedy_loop` and `search.beam_loop` (transformer_lib.decoding) for one sentence, and as the
     page's JavaScript. `directory` holds `encoder.onnx` and `decoder_step.onnx` and the manifest, or
     `manifest` gives its `max_length` and `model` sizes (the export, before it writes the manifest)."""
 

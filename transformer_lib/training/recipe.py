@@ -2,7 +2,7 @@
 batches -> model -> training -> a saved translator (`train_translator`, the CLI's `train`).
 
 A run lives in one directory: `checkpoints/` (with the recipe it was trained with), the
-translator's files (`export.save_translator`) and `training.json`, the record of every epoch.
+translator's files (`saved_model.save_translator`) and `training.json`, the record of every epoch.
 """
 
 from __future__ import annotations

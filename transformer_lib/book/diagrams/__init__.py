@@ -15,6 +15,7 @@ The "idea" diagrams each draw one mechanism:
     teacher_forcing_diagram      decoder input vs labels in training (chapter 7)      teacher_forcing.py
     kv_cache_diagram             the growing key/value cache (chapter 8)              decoding.py
     beam_tree_diagram            a small beam search, beam size 2 (chapter 8)         decoding.py
+    block_2017_and_today_diagram the paper's block beside a Llama-style one (Since 2017) modern.py
 
 Every function takes `ax=None` (draw into a new figure) and returns the matplotlib Axes. Each patch
 has a `gid` naming what it stands for, so the tests can count and check the drawing. The colours and
@@ -28,11 +29,12 @@ from transformer_lib.book.diagrams.decoding import BEAM_MODEL, beam_tree_diagram
 from transformer_lib.book.diagrams.layer_norm import layer_norm_placement_diagram
 from transformer_lib.book.diagrams.lookup import lookup_diagram, token_flow_diagram
 from transformer_lib.book.diagrams.masks import masks_diagram
+from transformer_lib.book.diagrams.modern import block_2017_and_today_diagram
 from transformer_lib.book.diagrams.teacher_forcing import teacher_forcing_diagram
 
 __all__ = [
     "lookup_diagram", "token_flow_diagram",
     "BEAM_MODEL", "EDGE", "HIGHLIGHT", "MUTED", "PARTS",
-    "architecture_diagram", "beam_tree_diagram", "heads_diagram", "kv_cache_diagram",
+    "architecture_diagram", "beam_tree_diagram", "block_2017_and_today_diagram", "heads_diagram", "kv_cache_diagram",
     "layer_norm_placement_diagram", "masks_diagram", "qkv_diagram", "teacher_forcing_diagram",
 ]

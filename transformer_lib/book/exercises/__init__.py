@@ -39,6 +39,11 @@ from transformer_lib.book.exercises.layers import (
     check_encoder_layer_parameters,
     check_feed_forward,
 )
+from transformer_lib.book.exercises.modern import (
+    check_grouped_query_attention,
+    check_online_softmax_update,
+    check_rotary_embedding,
+)
 from transformer_lib.book.exercises.training import check_accumulated_step, check_fit_step, check_schedule
 from transformer_lib.book.exercises.transformer import check_transformer
 
