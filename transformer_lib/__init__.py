@@ -11,7 +11,7 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
                     is their short name)
     training/       recipe (Recipe, train_translator), loop (train_step, train), objective (the schedule,
                     masked_loss, perplexity), checkpoints, selection (best epoch, averaging), run_lock,
-                    run_folder (a run's settings and record)
+                    run_folder (a run's settings and record), since_2017 (the study of the changes since 2017)
     export/         saved_model (save_translator, load_translator, export_saved_model); the page's translator:
                     graphs (two ONNX graphs), quantize (int8), onnx_translator (checked against Keras), web
     decoding/       search (greedy_decode, beam_search), translator (Translator), bleu (evaluate_bleu), text_checks
@@ -91,6 +91,7 @@ from transformer_lib.training.objective import (  # noqa: E402
     masked_loss,
 )
 from transformer_lib.training.loop import train, train_step  # noqa: E402
+from transformer_lib.training import since_2017  # noqa: E402,F401 (tl.training.since_2017: the chapter "Since 2017")
 
 from transformer_lib._version import __version__  # noqa: E402
 

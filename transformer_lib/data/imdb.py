@@ -15,8 +15,8 @@ touched for choices. `load_imdb(..., sample=True)` reads a 2,000-review sample i
 
 `make_review_batches` tokenizes once, truncates long reviews and groups reviews of similar length
 (`batch_rows`); `review_windows` cuts every review into consecutive windows instead (all of the text,
-for pretraining), and `random_review_windows` draws one stretch of every review at a random place
-each epoch; `balanced` draws a labelled subset with half of each label.
+for pretraining), `sampled_windows` a fixed random sample of them, padded, and `random_review_windows`
+draws one stretch of every review at a random place each epoch; `balanced` draws a labelled subset with half of each label.
 """
 
 from __future__ import annotations
@@ -155,6 +155,18 @@ def review_windows(ids: list[list[int]], window: int) -> list[list[int]]:
         raise ValueError(f"window={window} leaves no room for a token between START and END; use >= 3.")
     room = window - 2
     return [[START_ID, *row[i:i + room], END_ID] for row in ids for i in range(0, len(row), room)]
+
+
+def sampled_windows(ids: list[list[int]], window: int, count: int, seed: int = 0) -> np.ndarray:
+    """`count` of the reviews' consecutive windows (`review_windows`), drawn at random with `seed` (all of
+    them when there are fewer), as an int32 array `[count, window]` padded with 0: a language model's
+    fixed sample of the text (`tl.next_token_pairs` turns it into inputs and targets)."""
+    windows = review_windows(ids, window)
+    chosen = np.random.default_rng(seed).permutation(len(windows))[:count]
+    rows = np.zeros((len(chosen), window), np.int32)
+    for row, index in zip(rows, chosen):
+        row[: len(windows[index])] = windows[index]
+    return rows
 
 
 def random_review_windows(ids: list[list[int]], window: int, windows_per_batch: int, seed: int = 0) -> tf.data.Dataset:

@@ -7,4 +7,5 @@
     run_lock            one training run per folder at a time
     run_folder          a run's folder: the settings compared before it resumes, the record of a finished run
     recipe              Recipe (every setting of a run), train_translator: corpus -> saved translator
+    since_2017          the chapter "Since 2017"'s study: each change to the block, trained on the same reviews
 """
