@@ -342,6 +342,7 @@ QUOTES_NOT_FROM_OUTPUTS: dict[str, dict[str, str]] = {
                          "a paper's title (Devlin et al. 2019)",
                      "Text classification with Transformer": "the Keras example's title (keras.io, Nandan 2020)",
                      "it uses no test label, so it is fair": "a colleague's claim that exercise 6 asks about"},
+    "10_since_2017": {"because it is better tested": "a colleague's claim that exercise 4 asks about"},
 }
 
 
@@ -633,3 +634,44 @@ def test_the_record_check_catches_a_number_the_outputs_do_not_show():
     assert record_numbers_missing_from_outputs({**record, "lm_val_perplexity": [183.15]}, outputs) == []
     assert record_numbers_missing_from_outputs({**record, "lm_val_perplexity": [183.4]}, outputs) == [
         "lm_val_perplexity.0 = 183.4"]
+
+
+# --- Chapter 10's record is its run's ----------------------------------------------------------
+# chapters/results/since_2017.json is written by the chapter's full run: the table of at least four
+# variants from two seeds, with the study's full settings, and every number of it shown by the chapter.
+def since_2017_record_problems(record: dict, outputs: str, full_settings: dict) -> list[str]:
+    """What is wrong with the chapter "Since 2017"'s record against its outputs and the study's settings."""
+    problems = [] if record["settings"] == full_settings else ["the record's settings are not the study's FULL"]
+    variants = {row["variant"] for row in record["rows"]}
+    if len(variants) < 4 or len(record["seeds"]) < 2:
+        problems.append(f"{len(variants)} variants and {len(record['seeds'])} seed(s): at least 4 and 2")
+    for row in record["rows"]:
+        for key, text in (("val_perplexity", f"{row['val_perplexity']:.2f}"), ("parameters", f"{row['parameters']:,}"),
+                          ("cache_bytes_per_token", f"{row['cache_bytes_per_token']:,}")):
+            if text not in outputs:
+                problems.append(f"{row['variant']} seed {row['seed']}: {key} {text} is in no output")
+    problems += [f"the {name} sample is in no output" for name, text in record["greedy_samples"].items()
+                 if text not in outputs]
+    return problems
+
+
+def test_chapter_10s_record_is_its_full_run_and_holds_the_numbers_its_outputs_show():
+    from transformer_lib.training import since_2017
+
+    record = json.loads((ROOT / "chapters" / "results" / "since_2017.json").read_text())
+    outputs = "\n".join(_output_text(cell) for cell in code_cells(ROOT / "chapters" / "10_since_2017.ipynb"))
+    assert since_2017_record_problems(record, outputs, since_2017.FULL) == []
+    assert "Run with full settings" in outputs and record["machine"] in outputs
+
+
+def test_the_since_2017_record_check_catches_a_stale_number():
+    rows = [{"variant": v, "seed": s, "val_perplexity": 290.5 + i, "parameters": 1_420_544, "cache_bytes_per_token": 2048}
+            for s in (0, 1) for i, v in enumerate(("2017", "pre-LN", "rotary", "2024"))]
+    record = {"settings": {"windows": 5}, "seeds": [0, 1], "rows": rows, "greedy_samples": {"2017": "this movie was"}}
+    outputs = "290.50 291.50 292.50 293.50 1,420,544 2,048 | 2017: this movie was"
+    assert since_2017_record_problems(record, outputs, {"windows": 5}) == []
+    stale = {**record, "rows": [*rows[:-1], {**rows[-1], "val_perplexity": 266.49}]}
+    assert since_2017_record_problems(stale, outputs, {"windows": 5}) == ["2024 seed 1: val_perplexity 266.49 is in no output"]
+    assert since_2017_record_problems(record, outputs, {"windows": 6}) == ["the record's settings are not the study's FULL"]
+    assert since_2017_record_problems({**record, "seeds": [0]}, outputs, {"windows": 5}) == [
+        "4 variants and 1 seed(s): at least 4 and 2"]

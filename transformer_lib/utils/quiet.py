@@ -23,7 +23,7 @@ START_UP_NOISE = re.compile(
     r"|failed call to cuInit"
     r"|This TensorFlow binary is optimized to use available CPU instructions"
     r"|rebuild TensorFlow with the appropriate compiler flags"
-    r"|oneDNN supports DT_INT64 only on platforms with AVX-512"  # at run time, harmless: it falls back
+    r"|oneDNN supports DT_INT(?:32|64) only on platforms with AVX-512"  # at run time, harmless: it falls back
 )
 
 
