@@ -14,13 +14,15 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
                     run_folder (a run's settings and record), since_2017 (the study of the changes since 2017)
     export/         saved_model (save_translator, load_translator, export_saved_model); the page's translator:
                     graphs (two ONNX graphs), quantize (int8), onnx_translator (checked against Keras), web
-    decoding/       search (greedy_decode, beam_search), translator (Translator), bleu (evaluate_bleu), text_checks
+    decoding/       search (greedy_decode, beam_search, sampled_decode), translator (Translator), bleu
+                    (evaluate_bleu), text_checks, back_translation (back_translate)
     models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
                     modern_language_model (the same with the changes since 2017), classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention, feed_forward, add_norm,
                     encoder, decoder; and since 2017: rms_norm, rotary, swiglu, grouped_query_attention,
                     blockwise_attention
-    data/           downloads, splits, synthetic, corpora, tokenizer, batching, imdb_archive, imdb
+    data/           downloads, splits, synthetic, ted, back_translations, corpora, tokenizer, batching,
+                    imdb_archive, imdb
     utils/          checks, sublayers, arguments, quiet, json_records, memory_budget, machine_description
 
 and two leaves at the root that any folder may read: config (TransformerConfig, every size of a model in
@@ -49,7 +51,8 @@ from transformer_lib.models.classifier import TransformerClassifier, masked_mean
 from transformer_lib.data.corpora import CORPORA, ChecksumError, CorpusUnavailableError, load_parallel_corpus  # noqa: E402
 from transformer_lib.data.batching import make_batches, padding_fraction, train_tokenizers  # noqa: E402
 from transformer_lib.layers.decoder import Decoder, DecoderLayer  # noqa: E402
-from transformer_lib.decoding.search import beam_search, greedy_decode  # noqa: E402
+from transformer_lib.decoding.search import beam_search, greedy_decode, sampled_decode  # noqa: E402
+from transformer_lib.decoding.back_translation import back_translate  # noqa: E402
 from transformer_lib.decoding.translator import Translator
 from transformer_lib.layers.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.decoding.bleu import evaluate_bleu  # noqa: E402
@@ -102,6 +105,8 @@ __all__ = [
     "beam_search",
     "evaluate_bleu",
     "greedy_decode",
+    "sampled_decode",
+    "back_translate",
     "load_translator",
     "make_optimizer",
     "masked_accuracy",

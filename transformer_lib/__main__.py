@@ -1,9 +1,10 @@
-"""Command line: train a translator, translate with it, evaluate it, export it for a web page.
+"""Command line: train a translator, translate with it, evaluate it, export it for a web page, back-translate.
 
     python -m transformer_lib train --corpus tatoeba/rus-eng --preset small --out runs/small
     python -m transformer_lib translate --model runs/small "Я люблю читать книги."
     python -m transformer_lib evaluate --model runs/small --corpus tatoeba/rus-eng --split test
     python -m transformer_lib export-web --model runs/small --out book_static/translator
+    python -m transformer_lib back-translate --model runs/eng-rus --method sampled --tag --out bt.tsv
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_parser(commands)
     add_translate_and_evaluate_parsers(commands)
     add_export_web_parser(commands)
+    add_back_translate_parser(commands)
     return parser
 
 
@@ -133,6 +135,22 @@ def add_export_web_parser(commands) -> None:
     export_web.add_argument("--tie", type=non_negative_float, default=None, help="where the int8 graphs choose "
                             "otherwise than the model, how much better (nats) the model may find its own choice "
                             "(default: 0.1, a near tie; 0: any difference fails)")
+
+
+def add_back_translate_parser(commands) -> None:
+    """`back-translate`: monolingual English -> a file of synthetic (Russian, English) pairs."""
+    command = commands.add_parser("back-translate", help="put English sentences into Russian with a reverse "
+                                  "(English -> Russian) translator: training pairs for 'tatoeba+smartool+bt/rus-eng'")
+    command.add_argument("--model", required=True, type=Path, help="an English -> Russian translator (`train` "
+                         "with --corpus tatoeba+smartool/eng-rus)")
+    command.add_argument("--out", required=True, type=Path, help="the pairs' file (TRANSFORMER_BOOK_BACK_TRANSLATIONS)")
+    command.add_argument("--method", default="beam", choices=["greedy", "beam", "sampled"])
+    command.add_argument("--temperature", type=non_negative_float, default=1.0, help="for --method sampled")
+    command.add_argument("--tag", action="store_true", help="put <bt> before every synthetic source (Caswell et al.)")
+    command.add_argument("--seed", type=int, default=0)
+    command.add_argument("--limit", type=positive_int, default=None, help="only the first N English sentences")
+    command.add_argument("english", nargs="?", type=Path, default=None, help="a UTF-8 file of English sentences, one "
+                         "per line (default: the English of the Tatoeba Portuguese-English set)")
 
 
 def recipe_from(args):
@@ -226,6 +244,22 @@ def run_export_web(args) -> dict:
     return manifest
 
 
+def run_back_translate(args) -> list[tuple[str, str]]:
+    from transformer_lib.data.back_translations import write_back_translations
+    from transformer_lib.data.corpora import monolingual_english
+    from transformer_lib.decoding.back_translation import TAG, back_translate
+    from transformer_lib.export.saved_model import load_translator
+
+    translator = load_translator(args.model)
+    english = ([line for line in read_lines(args.english.open("rb"), f"{args.english} line") if line.strip()]
+               if args.english else monolingual_english())[: args.limit]
+    pairs = back_translate(translator, english, method=args.method, tag=TAG if args.tag else None,
+                           temperature=args.temperature, seed=args.seed, progress=True)
+    digest = write_back_translations(args.out, pairs)
+    print(f"wrote {args.out}: {len(pairs):,} pairs (sha256 {digest})")
+    return pairs
+
+
 def main(argv: list[str] | None = None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -234,7 +268,7 @@ def main(argv: list[str] | None = None):
 
     try:
         return {"train": run_train, "translate": run_translate, "evaluate": run_evaluate,
-                "export-web": run_export_web}[args.command](args)
+                "export-web": run_export_web, "back-translate": run_back_translate}[args.command](args)
     except (ValueError, OSError, ImportError, CorpusUnavailableError, RunInUseError) as error:  # a user's fault: a message, no traceback
         parser.exit(2, f"{parser.prog} {args.command}: error: {error}\n")
     except KeyboardInterrupt:  # Ctrl-C: one line, and how to go on

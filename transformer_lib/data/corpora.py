@@ -26,6 +26,11 @@
   grouping of `transformer_lib.data.splits`, over both corpora) links it to a Tatoeba validation or test
   pair; such a pair is left out of every split. None is today (6 SMARTool pairs share a sentence with
   Tatoeba, all with training pairs): 17,475 + 9,468 = 26,943 training pairs.
+- ``"tatoeba+smartool+bt/rus-eng"``: that corpus with the back-translated pairs (`back_translations.py`: everyday
+  English sentences of the Tatoeba Portuguese-English set, put into Russian by an English -> Russian model) added
+  to its training split by the same rule: its validation and test splits are exactly Tatoeba's.
+- ``"<corpus>/eng-rus"`` for each Russian -> English corpus above: the same pairs of each split, swapped (English ->
+  Russian, the reverse model that back-translation needs), so that both directions hold out the same sentences.
 - ``"synthetic"``: numbers from 0 to 9,999 written in Russian words -> the same number in English
   words, generated in code (`synthetic.py`): a real (tiny) translation task with no data to fetch.
 - ``"synthetic/small"``: every seventh of those numbers (1,429 pairs; every last digit still occurs),
@@ -46,8 +51,12 @@ import tensorflow as tf
 from transformer_lib.data.downloads import (  # noqa: F401 (DATA_ENV and the errors are part of this module's API)
     DATA_ENV, ChecksumError, CorpusUnavailableError, fetch_file, local_data_dir, unreachable, verify_sha256,
 )
-from transformer_lib.data.splits import SPLITS, connected_groups, normalize, require_split, split_of_key, split_pairs
+from transformer_lib.data.back_translations import read_back_translations
+from transformer_lib.data.splits import (
+    SPLITS, connected_groups, normalize, require_split, split_of_key, split_pairs, with_extra_training_pairs,
+)
 from transformer_lib.data.synthetic import synthetic_pairs
+from transformer_lib.data.ted import TED_PAIRS, ted_pairs
 
 TATOEBA_COMMIT = "ac0f19c0be3cb4e0d9450fcb2d7a9847c4bdd180"
 TATOEBA_URL = (
@@ -61,15 +70,6 @@ TATOEBA_SHA256 = {
     "eng-rus/tatoeba-test-v2021-08-07.rus": "643d0d8beedac2add8b8a6523bacdbbb349e438e0139eb5ef9b4cc0f63660cd5",
     "eng-por/tatoeba-test-v2021-08-07.eng": "e6e3bdd486f121fe4876439d92bf52cdc6faab7cdf816888360465bc61f11fab",
     "eng-por/tatoeba-test-v2021-08-07.por": "8a5148ff3b5515cb4948e9b17621bed646851c13ad1d217c2e4ab6e3ac081389",
-}
-
-TED_PAIRS = ("az_to_en", "aztr_to_en", "be_to_en", "begl_to_en", "es_to_pt", "fr_to_pt", "gl_to_en",
-             "gl_to_pt", "he_to_pt", "it_to_pt", "pt_to_en", "ru_to_en", "ru_to_pt", "tr_to_en")
-TED_URL = "http://www.phontron.com/data/qi18naacl-dataset.tar.gz"  # what TFDS downloads
-# Local TFDS copies whose files we know (TRANSFORMER_BOOK_DATA/ted_hrlr_translate_<pair>/tfds/...).
-TED_LOCAL_SHA256 = {
-    ("pt_to_en", "test"): "9b91c39b65609ada6f4f4e5e1a0ed5889651a9dbdcb06d0d8bedf5d6a661749d",
-    ("pt_to_en", "validation"): "568848605b2232071a4203bc15581cde8d6c969f5fb3d4785681976cdd70ad95",
 }
 
 OPUS_MT_TESTSETS_URL = f"https://raw.githubusercontent.com/Helsinki-NLP/OPUS-MT-testsets/{TATOEBA_COMMIT}"
@@ -87,9 +87,12 @@ SMARTOOL_SHA256 = {  # the four level files, A1 to B2 (the offline folder's READ
 SMARTOOL_COLUMNS = ("Target language example sentence", "User language translation")  # Russian, English
 SMARTOOL_NO_SENTENCE = ("", "_")  # what a SMARTool cell holds when a row has no example sentence
 TATOEBA_SMARTOOL = "tatoeba+smartool/rus-eng"
+BACK_TRANSLATED = "tatoeba+smartool+bt/rus-eng"
+REVERSED = "/eng-rus"  # "<corpus>/eng-rus": the Russian -> English corpus's pairs of each split, swapped
 SYNTHETIC_SMALL = "synthetic/small"
 SYNTHETIC_SMALL_STRIDE = 7  # every 7th number: 1,429 pairs, every last digit among them
-CORPORA = (*TATOEBA_PAIRS, "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL,
+RUSSIAN_ENGLISH = ("tatoeba/rus-eng", "newstest/rus-eng", COMBINED, "smartool/rus-eng", TATOEBA_SMARTOOL, BACK_TRANSLATED)
+CORPORA = (*TATOEBA_PAIRS, *RUSSIAN_ENGLISH[1:], *(name.replace("/rus-eng", REVERSED) for name in RUSSIAN_ENGLISH),
            *(f"ted_hrlr/{p}" for p in TED_PAIRS), "synthetic", SYNTHETIC_SMALL)
 
 
@@ -115,7 +118,9 @@ def load_parallel_corpus(
         A list of `(source, target)` Python strings, or a `tf.data.Dataset` of string pairs.
     """
     require_split(split)
-    if name.startswith("tatoeba/"):
+    if name.endswith(REVERSED) and name.replace(REVERSED, "/rus-eng") in RUSSIAN_ENGLISH:
+        pairs = [(target, source) for source, target in load_parallel_corpus(name.replace(REVERSED, "/rus-eng"), split)]
+    elif name.startswith("tatoeba/"):
         pairs = split_pairs(_tatoeba_pairs(name), split)
     elif name == "newstest/rus-eng":
         pairs = split_pairs(_newstest_pairs(), split)
@@ -125,8 +130,10 @@ def load_parallel_corpus(
         pairs = split_pairs(_smartool_pairs(), split)
     elif name == TATOEBA_SMARTOOL:
         pairs = _tatoeba_smartool_split(split)
+    elif name == BACK_TRANSLATED:
+        pairs = _back_translated_split(split)
     elif name.startswith("ted_hrlr/"):
-        pairs = _ted_pairs(name, split, data_dir, download)
+        pairs = ted_pairs(name, split, data_dir, download)
     elif name == "synthetic":
         pairs = split_pairs(synthetic_pairs(), split)
     elif name == SYNTHETIC_SMALL:
@@ -197,15 +204,20 @@ def _smartool_pairs() -> list[tuple[str, str]]:
 def _tatoeba_smartool_split(split: str) -> list[tuple[str, str]]:
     """Tatoeba's own `split`, and for training also every SMARTool pair that no chain of shared
     sentences links to a Tatoeba validation or test pair (see the module's docstring)."""
-    tatoeba = _tatoeba_pairs("tatoeba/rus-eng")
-    own = [split_of_key(key) for key in connected_groups(tatoeba)]
-    pairs = [pair for pair, its_split in zip(tatoeba, own) if its_split == split]
-    if split == "train":
-        learner = _smartool_pairs()
-        keys = connected_groups(tatoeba + learner)
-        held_out = {key for key, its_split in zip(keys, own) if its_split != "train"}
-        pairs += [pair for pair, key in zip(learner, keys[len(tatoeba):]) if key not in held_out]
-    return pairs
+    return with_extra_training_pairs(_tatoeba_pairs("tatoeba/rus-eng"), _smartool_pairs(), split)
+
+
+def _back_translated_split(split: str) -> list[tuple[str, str]]:
+    """`TATOEBA_SMARTOOL`'s `split`, and for training also the back-translated pairs, by the same rule: a
+    synthetic pair linked through either side to a Tatoeba validation or test pair is in no split."""
+    extra = _smartool_pairs() + read_back_translations()
+    return with_extra_training_pairs(_tatoeba_pairs("tatoeba/rus-eng"), extra, split)
+
+
+def monolingual_english() -> list[str]:
+    """The English sentences of the Tatoeba Portuguese-English test set, each once, in order: everyday English
+    without a Russian side, for back-translation (`tl.back_translate`)."""
+    return list(dict.fromkeys(normalize(english) for _, english in _tatoeba_pairs("tatoeba/por-eng")))
 
 
 def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:
@@ -217,69 +229,3 @@ def _aligned(name: str, source_file, target_file) -> list[tuple[str, str]]:
 
 def _read_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
-
-
-def _ted_pairs(name: str, split: str, data_dir, download: bool) -> list[tuple[str, str]]:
-    import tensorflow_datasets as tfds
-
-    pair = name.removeprefix("ted_hrlr/")
-    if pair not in TED_PAIRS:
-        raise ValueError(f"Unknown corpus {name!r}; the ted_hrlr pairs are {TED_PAIRS}.")
-    alternatives = (
-        f"Alternatives: set {DATA_ENV} to a folder holding ted_hrlr_translate_{pair}/tfds (a TFDS data_dir), "
-        f"pass data_dir= to a prepared copy, or use the book's default corpus, load_parallel_corpus('tatoeba/rus-eng')."
-    )
-    root = local_data_dir()
-    if data_dir is None and root is not None:  # the offline copy, never downloading
-        data_dir, download = root / f"ted_hrlr_translate_{pair}" / "tfds", False
-        if not data_dir.is_dir():
-            raise CorpusUnavailableError(f"{DATA_ENV} is set but has no ted_hrlr_translate_{pair}/tfds. {alternatives}")
-        version = data_dir / "ted_hrlr_translate" / pair / "1.0.0"
-        record = version / f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001"
-        if not record.is_file():
-            present = sorted(p.name.split("-")[1].split(".")[0] for p in version.glob("ted_hrlr_translate-*.tfrecord-*"))
-            raise CorpusUnavailableError(
-                f"The offline copy of ted_hrlr_translate/{pair} in {data_dir} has no '{split}' split "
-                f"(it holds: {', '.join(present) or 'none'}). Load one of those splits. {alternatives}"
-            )
-        if (pair, split) in TED_LOCAL_SHA256:
-            verify_sha256(record, TED_LOCAL_SHA256[(pair, split)])
-    builder, prepared = _quiet_builder(f"ted_hrlr_translate/{pair}", data_dir)
-    if not prepared:
-        if not download:
-            raise CorpusUnavailableError(
-                f"ted_hrlr_translate/{pair} is not prepared in {builder.data_dir} and download=False. {alternatives}"
-            )
-        reason = unreachable(TED_URL)
-        if reason:
-            raise CorpusUnavailableError(
-                f"Cannot download ted_hrlr_translate/{pair}: its host does not answer ({TED_URL}: {reason}); "
-                f"TFDS would retry for minutes. {alternatives}"
-            )
-    try:
-        dataset = tfds.load(
-            f"ted_hrlr_translate/{pair}", split=split, as_supervised=True, data_dir=data_dir, download=download
-        )
-    except Exception as error:
-        raise CorpusUnavailableError(
-            f"tfds.load('ted_hrlr_translate/{pair}', split='{split}') failed: {type(error).__name__}: {error}. "
-            f"{alternatives}"
-        ) from error
-    return [(s.decode("utf-8"), t.decode("utf-8")) for s, t in dataset.as_numpy_iterator()]
-
-
-def _quiet_builder(name: str, data_dir):
-    """`tfds.builder` and whether its data is prepared, without the warning TFDS logs for a data_dir
-    that lacks the dataset (the caller explains that case itself, with the alternatives)."""
-    import logging
-
-    import tensorflow_datasets as tfds
-
-    logger = logging.getLogger("absl")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        builder = tfds.builder(name, data_dir=data_dir)
-        return builder, builder.is_prepared()
-    finally:
-        logger.setLevel(level)

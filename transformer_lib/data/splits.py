@@ -68,3 +68,17 @@ def split_pairs(pairs: list[tuple[str, str]], split: str) -> list[tuple[str, str
     """The pairs of `pairs` in `split`, their order kept; no sentence of either side is in two splits."""
     require_split(split)
     return [pair for pair, key in zip(pairs, connected_groups(pairs)) if split_of_key(key) == split]
+
+
+def with_extra_training_pairs(pairs: list[tuple[str, str]], extra: list[tuple[str, str]], split: str):
+    """`pairs`' own `split` (as `split_pairs` gives it, order kept) and, for "train", also every pair of `extra`
+    that no chain of shared sentences, over both lists and both sides, links to a validation or test pair
+    of `pairs`; such an extra pair is in no split. So `pairs`' held-out splits stay exactly as they are."""
+    require_split(split)
+    own = [split_of_key(key) for key in connected_groups(pairs)]
+    chosen = [pair for pair, its_split in zip(pairs, own) if its_split == split]
+    if split == "train":
+        keys = connected_groups(pairs + extra)
+        held_out = {key for key, its_split in zip(keys, own) if its_split != "train"}
+        chosen += [pair for pair, key in zip(extra, keys[len(pairs):]) if key not in held_out]
+    return chosen

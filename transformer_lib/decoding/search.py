@@ -118,9 +118,15 @@ def greedy_decode(model, source_ids, max_length: int = 64, use_cache: bool = Tru
                          source_ids, max_length, jit_compile)
 
 
-def greedy_loop(model, source_ids, max_length, use_cache: bool = True):
+def most_likely(logits, t):
+    """Greedy decoding's choice of the next token: the most likely one, `[batch]`."""
+    return tf.argmax(logits, axis=-1, output_type=tf.int32)
+
+
+def greedy_loop(model, source_ids, max_length, use_cache: bool = True, pick=most_likely):
     """The loop of `greedy_decode`, in TensorFlow ops so that it runs as one graph (and serves
-    from a SavedModel); `max_length` may be a scalar tensor.
+    from a SavedModel); `max_length` may be a scalar tensor. `pick(logits, t)` chooses the next tokens
+    (the most likely; `sampled_decode` draws them instead).
 
     Every loop variable keeps its shape: `tokens` has a column for every step, the caches a slot for
     every position. With a constant `max_length` the loop compiles with XLA.
@@ -137,14 +143,34 @@ def greedy_loop(model, source_ids, max_length, use_cache: bool = True):
             logits = model.project(x)[:, -1]
         else:  # the whole prefix again
             logits = model((source_ids, tokens[:, : t + 1]), training=False)[:, -1]
-        next_ids = tf.argmax(tf.cast(logits, tf.float32) + never, axis=-1, output_type=tf.int32)
-        next_ids = tf.where(finished, PAD_ID, next_ids)  # (batch,)
+        next_ids = pick(tf.cast(logits, tf.float32) + never, t)  # (batch,)
+        next_ids = tf.where(finished, PAD_ID, next_ids)
         tokens = ops.slice_update(tokens, (0, t + 1), next_ids[:, None])  # same shape, one more column filled
         finished = finished | (next_ids == END_ID)
         steps = t + 1
         if tf.reduce_all(finished):
             break
     return tokens[:, 1 : steps + 1]
+
+
+def sampled_decode(model, source_ids, max_length: int = 64, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
+    """`greedy_decode`, but each next token is drawn from softmax(logits / temperature) (sampling, as
+    back-translation uses it: Edunov et al. 2018). The same `seed` draws the same tokens; the result as
+    `greedy_decode`'s."""
+    if not temperature > 0:
+        raise ValueError(f"temperature={temperature!r}: give a positive number (1.0 samples the model's own "
+                         "probabilities; for the most likely tokens use greedy_decode).")
+    source_ids = _check_decoding_inputs(model, source_ids, max_length)
+    functions = model.__dict__.setdefault("_decoding_functions", {})
+    key = f"sampled/{float(temperature)}"
+    if key not in functions:  # the seed is an input: one trace serves every seed
+        def loop(s, n, seed_value):
+            def draw(logits, t):
+                ids = tf.random.stateless_categorical(logits / temperature, 1, seed=tf.stack([seed_value, t]))
+                return tf.cast(ids[:, 0], tf.int32)
+            return greedy_loop(model, s, n, pick=draw)
+        functions[key] = tf.function(loop, input_signature=[*_ANY_IDS_AND_LENGTH, tf.TensorSpec([], tf.int32)])
+    return functions[key](source_ids, tf.constant(max_length, tf.int32), tf.constant(seed, tf.int32)).numpy()
 
 
 def length_penalty(length, alpha: float):

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID, SubwordTokenizer
-from transformer_lib.decoding.search import beam_search, greedy_decode, require_within_positions
+from transformer_lib.decoding.search import beam_search, greedy_decode, require_within_positions, sampled_decode
 from transformer_lib.decoding.text_checks import as_text_list, main_script, warn_unusual_text
 from transformer_lib.utils.checks import require_max_length, require_non_negative_number, require_positive_int
 
@@ -71,9 +71,11 @@ class Translator:
         width = max(len(row) for row in ids)
         return np.array([row + [PAD_ID] * (width - len(row)) for row in ids], np.int32)
 
-    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float | None = None):
+    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float | None = None,
+                 temperature: float | None = None, seed: int = 0):
         """Translate one string (returns a string) or a list of strings (returns a list), greedily
-        (`beam_size=1`) or with beam search and length penalty `alpha` (default: `self.alpha`).
+        (`beam_size=1`) or with beam search and length penalty `alpha` (default: `self.alpha`), or,
+        given a `temperature`, by sampling each token (`sampled_decode`, reproducible by `seed`).
 
         Blank input translates to "" without running the model. A sentence with no letter of the
         script the source tokenizer was trained on, or with control characters, is translated
@@ -89,7 +91,9 @@ class Translator:
         if todo:
             warn_unusual_text([texts[i] for i in todo], self.source_script, todo)
             sources = self.encode_sources([texts[i] for i in todo])
-            if beam_size == 1:
+            if temperature is not None:
+                ids = sampled_decode(self.model, sources, self.max_length, temperature, seed)
+            elif beam_size == 1:
                 ids = greedy_decode(self.model, sources, self.max_length)
             else:
                 ids = beam_search(self.model, sources, beam_size, alpha, self.max_length)
