@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from benchmarks import processor
-from benchmarks.studies import BEFORE_42, run_rows, save_record, study_main
+from benchmarks.studies import BEFORE_42, run_rows, save_record, study_main, train_and_score
 from transformer_lib.training.recipe import Recipe
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "small_data_study.json"
@@ -72,39 +72,8 @@ def row_recipe(name: str, toy: bool = False) -> tuple[Recipe, dict]:
 
 def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     """Train and score one row of the study; returns its record."""
-    import tensorflow as tf
-
-    tf.config.threading.set_intra_op_parallelism_threads(threads)
-    tf.config.threading.set_inter_op_parallelism_threads(threads)
-    import keras
-
-    import transformer_lib as tl
-    from transformer_lib.training.recipe import training_data
-
     recipe, sizes = row_recipe(name, toy)
-    keras.utils.set_random_seed(recipe.seed)
-    val_pairs = tl.load_parallel_corpus(recipe.corpus, "validation")  # Tatoeba's, in every row
-    tokenizers, train_ds, val_ds = training_data(recipe, val_pairs, verbose=False)
-    steps = int(train_ds.cardinality()) * epochs
-    model = recipe.model(tokenizers, **sizes)
-    start = time.perf_counter()
-    history = tl.train(model, train_ds, val_ds, epochs=epochs,
-                       optimizer=recipe.optimizer(model.config, steps),
-                       label_smoothing=recipe.label_smoothing, verbose=0,
-                       score=tl.training.selection.bleu_score(tokenizers, val_pairs, recipe.max_length))
-    minutes = (time.perf_counter() - start) / 60
-    score = tl.evaluate_bleu(tl.Translator(model, *tokenizers, max_length=recipe.max_length), val_pairs,
-                             beam_size=4, alpha=0.6, verbose=False)
-    shape = model.config.pick("num_layers", "d_model", "num_heads", "dff", "dropout_rate")  # the sizes it trained at
-    return {"name": name, "change": RUNS[name][0], "recipe": {**recipe.to_dict(), **shape},
-            "training_pairs": len(tl.load_parallel_corpus(recipe.corpus, "train")), "updates": steps,
-            "parameters": tl.count_parameters(model),
-            "val_beam_bleu": round(score["bleu"], 2), "val_beam_chrf": round(score["chrf"], 2),
-            "val_greedy_bleu": [round(v, 2) for v in history["val_score"]],
-            "val_loss": [round(v, 4) for v in history["val_loss"]],
-            "seconds_per_epoch": round(sum(history["seconds"]) / epochs, 1),
-            "train_minutes": round(sum(history["seconds"]) / 60, 2), "minutes": round((time.perf_counter() - start) / 60, 2),
-            "minutes_with_validation": round(minutes, 2), "threads": threads, "bleu_signature": score["bleu_signature"]}
+    return train_and_score(name, RUNS[name][0], recipe, sizes, epochs, threads)
 
 
 def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:

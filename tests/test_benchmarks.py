@@ -504,3 +504,30 @@ def test_the_since_2017_study_trains_every_variant_on_the_same_data_and_records_
     assert set(record["greedy_samples"]) == {"2017", "2024"}
     assert all(sample.lower().startswith("this movie was") for sample in record["greedy_samples"].values())
     assert record["machine"] and record["settings"] == since_2017.TOY
+
+
+def test_the_back_translation_study_runs_its_steps_once_and_each_row_trains_on_what_it_says(tmp_path, monkeypatch):
+    import json
+
+    from benchmarks import back_translation_study as study
+    from transformer_lib.data.back_translations import read_back_translations
+
+    monkeypatch.setattr(study, "FOLDER", tmp_path / "runs" / "back-translation")
+    out = tmp_path / "study.json"
+    record = study.main(["--toy", "--only", "sampled tagged,beam", "--out", str(out)])
+    assert json.loads(out.read_text()) == record and set(record["steps"]) == {"reverse", "beam", "sampled"}
+    reverse = record["steps"]["reverse"]
+    assert 0 <= reverse["val_beam_bleu"] <= 100 and reverse["minutes"] >= 0 and reverse["epochs"] == 1
+    for method in ("beam", "sampled"):
+        step = record["steps"][method]
+        pairs = read_back_translations(study.folder(True) / step["file"])
+        assert step["english"] == 12 and step["pairs"] == len(pairs) <= 12
+    again = study.main(["--toy", "--only", "beam", "--out", str(out)])  # the steps are kept, not run again
+    assert again["steps"] == record["steps"]
+    beam = read_back_translations(study.folder(True) / "beam.tsv")
+    sampled = read_back_translations(study.folder(True) / "sampled.tsv")
+    assert study.row_file("center", True) is None
+    assert read_back_translations(study.row_file("beam", True)) == beam
+    assert read_back_translations(study.row_file("sampled tagged", True)) == [(f"<bt> {ru}", en) for ru, en in sampled]
+    half = read_back_translations(study.row_file("sampled half", True))
+    assert len(half) == round(len(sampled) / 2) and all(pair in sampled for pair in half)
