@@ -119,12 +119,10 @@ class ModernLanguageModel(keras.Model):
                  rotary: bool = False, swiglu: bool = False, num_kv_heads: int | None = None, **kwargs):
         super().__init__(**kwargs)
         require_positive_int("num_layers", num_layers)
-        self.hyperparameters = dict(vocab_size=vocab_size, num_layers=num_layers, d_model=d_model, num_heads=num_heads,
-                                    dff=dff, dropout_rate=dropout_rate, max_length=max_length, norm_first=norm_first,
-                                    rms_norm=rms_norm, rotary=rotary, swiglu=swiglu, num_kv_heads=num_kv_heads)
         self.config = TransformerConfig(num_layers, d_model, num_heads, dff, input_vocab_size=vocab_size,
                                         target_vocab_size=vocab_size, dropout_rate=dropout_rate, norm_first=norm_first,
-                                        max_length=max_length)  # the sizes (generate reads them); the switches beside
+                                        max_length=max_length)  # the sizes (generate reads them)
+        self.switches = dict(rms_norm=rms_norm, rotary=rotary, swiglu=swiglu, num_kv_heads=num_kv_heads)  # the rest
         self.embedding = PositionalEmbedding(vocab_size, d_model, max_length, name="embedding")
         self.dropout = keras.layers.Dropout(dropout_rate)
         self.blocks = [ModernBlock(d_model, num_heads, dff, dropout_rate, norm_first, rms_norm, rotary, swiglu,
@@ -132,17 +130,23 @@ class ModernLanguageModel(keras.Model):
         norm = RMSNorm if rms_norm else keras.layers.LayerNormalization
         self.final_norm = norm(epsilon=1e-6, name="final_norm") if norm_first else None
 
+    @property
+    def hyperparameters(self) -> dict:
+        """The sizes and the switches: what `get_config` saves, under the constructor's names."""
+        sizes = self.config.pick("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "max_length", "norm_first")
+        return {"vocab_size": self.config.target_vocab_size, **sizes, **self.switches}
+
     def build(self, token_ids_shape):
         build_unbuilt(self.embedding, token_ids_shape)
-        x_shape = (*token_ids_shape, self.hyperparameters["d_model"])
+        x_shape = (*token_ids_shape, self.config.d_model)
         for layer in [*self.blocks, *([self.final_norm] if self.final_norm is not None else [])]:
             build_unbuilt(layer, x_shape)
 
     def embed(self, token_ids, offset=0):
         """Token embeddings * sqrt(d_model), plus the sinusoids unless the positions are rotary."""
-        if self.hyperparameters["rotary"]:
+        if self.switches["rotary"]:
             x = self.embedding.token_embedding(token_ids)
-            return x * ops.cast(ops.sqrt(float(self.hyperparameters["d_model"])), x.dtype)
+            return x * ops.cast(ops.sqrt(float(self.config.d_model)), x.dtype)
         return self.embedding(token_ids, offset=offset)
 
     def logits(self, x):
@@ -159,7 +163,7 @@ class ModernLanguageModel(keras.Model):
     def start_cache(self, batch: int, max_length: int | None = None):
         """Per block, `(keys, values)` of zeros `[batch, g, max_length, d_k]`: only the key/value heads."""
         attention = self.blocks[0].attention
-        shape = (batch, attention.num_kv_heads, max_length or self.hyperparameters["max_length"], attention.d_k)
+        shape = (batch, attention.num_kv_heads, max_length or self.config.max_length, attention.d_k)
         return [(ops.zeros(shape, self.compute_dtype), ops.zeros(shape, self.compute_dtype)) for _ in self.blocks]
 
     def step(self, token_ids, offset, caches):
