@@ -8,8 +8,8 @@ with their minutes:
 1. The reverse model: chapter 7's recipe (`tl.Recipe()`) trained English -> Russian on the same pairs swapped
    (`tatoeba+smartool/eng-rus`, `REVERSE_EPOCHS` epochs), scored by beam BLEU against the Russian of the
    swapped validation split. Its training never saw a held-out sentence of either side.
-2. The synthetic pairs: the 13,222 English sentences of the Tatoeba Portuguese-English set (`tl.data.corpora.
-   monolingual_english`) put into Russian by the reverse model, with beam search (beam 4, the translator's alpha)
+2. The synthetic pairs: the English sentences of the Tatoeba Portuguese-English set, each once (12,521 of its
+   13,222 pairs' English; `tl.data.corpora.monolingual_english`) put into Russian by the reverse model, with beam search (beam 4, the translator's alpha)
    and by sampling (temperature 1; Edunov et al. 2018).
 
 Then the rows, trained and scored as the small-data study's (`benchmarks.studies.train_and_score`: the same

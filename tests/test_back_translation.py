@@ -119,3 +119,12 @@ def test_the_command_writes_the_pairs_file_that_the_corpus_reads(trained_tiny, t
                   "--out", str(tmp_path / "bt.tsv"), str(english)])
     assert [en for _, en in pairs] == ["семь", "двести один"] and all(ru.startswith("<bt> ") for ru, _ in pairs)
     assert back_translations.read_back_translations(tmp_path / "bt.tsv") == pairs
+
+
+def test_a_synthetic_source_with_a_line_break_or_a_tab_becomes_one_line_and_an_empty_one_no_pair():
+    def translator(texts, **options):  # what a sampled reverse model can write: drawn line-break and tab pieces
+        return [{"one": "\nпри\tвет ", "two": " \n", "three": "три"}[text] for text in texts]
+
+    with pytest.warns(UserWarning, match="1 of 3 sentences were translated to nothing"):
+        pairs = tl.back_translate(translator, ["one", "two", "three"], method="sampled", progress=False)
+    assert pairs == [("при вет", "one"), ("три", "three")]

@@ -35,8 +35,8 @@ def back_translate(reverse_translator, english, method: str = "beam", tag: str |
         batch_size: sentences translated at once; progress: a progress bar (Keras's `Progbar`).
 
     Returns:
-        The pairs in the order of `english`. A sentence translated to nothing gives no pair, with a warning
-        that counts them.
+        The pairs in the order of `english`, each synthetic source on one line (runs of whitespace, line breaks
+        included, as one space). A sentence translated to nothing gives no pair, with a warning that counts them.
     """
     if method not in METHODS:
         raise ValueError(f"method={method!r}: choose one of {', '.join(METHODS)}.")
@@ -55,7 +55,8 @@ def back_translate(reverse_translator, english, method: str = "beam", tag: str |
         else:
             russian = reverse_translator(chunk, beam_size=1 if method == "greedy" else beam_size)
         for source, target in zip(russian, chunk):
-            if source.strip():
+            source = " ".join(source.split())  # a drawn piece may be a line break or a tab: one line, one pair
+            if source:
                 pairs.append((f"{tag} {source}" if tag else source, target))
             else:
                 empty += 1
