@@ -16,7 +16,9 @@ Then the rows, trained and scored as the small-data study's (`benchmarks.studies
 recipe, seed and epochs, Tatoeba's validation split, never its test split): "center" is chapter 7's recipe
 without synthetic pairs, the others add them through `tatoeba+smartool+bt/rus-eng` (whose leak rule leaves out
 any synthetic pair linked to a held-out Tatoeba sentence): beam or sampled, tagged with `<bt>` (Caswell et al.
-2019) or not, all of them or half. `--toy` runs the two steps at toy sizes on the synthetic corpus (for the
+2019) or not, all of them or half. More pairs are more updates per epoch, so one more row trains the center
+1.5 times as many epochs (about the updates of a row with every synthetic pair): is it the pairs that help,
+or only the longer training? `--toy` runs the two steps at toy sizes on the synthetic corpus (for the
 tests: its numbers mean nothing).
 """
 
@@ -43,8 +45,13 @@ RUNS = {
     "sampled": ("+ the back-translations by sampling", ("sampled", False, 1.0)),
     "beam tagged": ("+ the beam back-translations, each source tagged <bt>", ("beam", True, 1.0)),
     "sampled tagged": ("+ the sampled back-translations, each source tagged <bt>", ("sampled", True, 1.0)),
-    "sampled half": ("+ half of the sampled back-translations (a seeded draw)", ("sampled", False, 0.5)),
+    "beam tagged half": ("+ half of the tagged beam back-translations (a seeded draw)", ("beam", True, 0.5)),
+    "center, as many updates": ("chapter 7's recipe, no synthetic pair, 1.5 times the epochs: about the updates "
+                                "of a row with all the synthetic pairs", None),
 }
+# rows that train longer than --epochs, by this factor (rounded): adding pairs adds updates per epoch, and this
+# row asks whether the synthetic pairs help, or only the extra updates
+EPOCH_FACTOR = {"center, as many updates": 1.5}
 # --toy: the steps at toy sizes, the "reverse" model trained on the synthetic numbers task
 TOY = (dict(corpus="synthetic/small", preset="tiny", vocab_size=400, warmup_steps=20, epochs=1, average_last=1),
        dict(num_layers=1, d_model=32, num_heads=2, dff=64), 12)  # recipe changes, sizes, sentences
@@ -120,7 +127,8 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
     if path is not None:
         os.environ["TRANSFORMER_BOOK_BACK_TRANSLATIONS"] = str(path)
     recipe = tl.Recipe(corpus="tatoeba+smartool/rus-eng" if path is None else "tatoeba+smartool+bt/rus-eng")
-    return train_and_score(name, RUNS[name][0], recipe, {}, epochs, threads)  # its record counts the pairs
+    epochs = round(epochs * EPOCH_FACTOR.get(name, 1))
+    return train_and_score(name, RUNS[name][0], recipe, {}, epochs, threads)  # its record counts the pairs, updates
 
 
 def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:

@@ -529,5 +529,19 @@ def test_the_back_translation_study_runs_its_steps_once_and_each_row_trains_on_w
     assert study.row_file("center", True) is None
     assert read_back_translations(study.row_file("beam", True)) == beam
     assert read_back_translations(study.row_file("sampled tagged", True)) == [(f"<bt> {ru}", en) for ru, en in sampled]
-    half = read_back_translations(study.row_file("sampled half", True))
-    assert len(half) == round(len(sampled) / 2) and all(pair in sampled for pair in half)
+    half = read_back_translations(study.row_file("beam tagged half", True))
+    tagged = [(f"<bt> {ru}", en) for ru, en in beam]
+    assert len(half) == round(len(beam) / 2) and all(pair in tagged for pair in half)
+    assert study.row_file("center, as many updates", True) is None
+
+
+def test_the_back_translation_studys_longer_center_trains_half_as_many_epochs_again(monkeypatch):
+    from benchmarks import back_translation_study as study
+
+    trained = {}
+    monkeypatch.setattr(study, "train_and_score", lambda name, change, recipe, sizes, epochs, threads:
+                        trained.setdefault(name, (recipe.corpus, epochs)))
+    study.run_one("center, as many updates", 8, 1)
+    study.run_one("center", 8, 1)
+    assert trained == {"center, as many updates": ("tatoeba+smartool/rus-eng", 12),
+                       "center": ("tatoeba+smartool/rus-eng", 8)}
