@@ -46,12 +46,12 @@ RUNS = {
     "beam tagged": ("+ the beam back-translations, each source tagged <bt>", ("beam", True, 1.0)),
     "sampled tagged": ("+ the sampled back-translations, each source tagged <bt>", ("sampled", True, 1.0)),
     "beam tagged half": ("+ half of the tagged beam back-translations (a seeded draw)", ("beam", True, 0.5)),
-    "center, as many updates": ("chapter 7's recipe, no synthetic pair, 1.5 times the epochs: about the updates "
+    "center 1.5x epochs": ("chapter 7's recipe, no synthetic pair, 1.5 times the epochs: about the updates "
                                 "of a row with all the synthetic pairs", None),
 }
 # rows that train longer than --epochs, by this factor (rounded): adding pairs adds updates per epoch, and this
 # row asks whether the synthetic pairs help, or only the extra updates
-EPOCH_FACTOR = {"center, as many updates": 1.5}
+EPOCH_FACTOR = {"center 1.5x epochs": 1.5}
 # --toy: the steps at toy sizes, the "reverse" model trained on the synthetic numbers task
 TOY = (dict(corpus="synthetic/small", preset="tiny", vocab_size=400, warmup_steps=20, epochs=1, average_last=1),
        dict(num_layers=1, d_model=32, num_heads=2, dff=64), 12)  # recipe changes, sizes, sentences

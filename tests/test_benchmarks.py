@@ -532,7 +532,7 @@ def test_the_back_translation_study_runs_its_steps_once_and_each_row_trains_on_w
     half = read_back_translations(study.row_file("beam tagged half", True))
     tagged = [(f"<bt> {ru}", en) for ru, en in beam]
     assert len(half) == round(len(beam) / 2) and all(pair in tagged for pair in half)
-    assert study.row_file("center, as many updates", True) is None
+    assert study.row_file("center 1.5x epochs", True) is None
 
 
 def test_the_back_translation_studys_longer_center_trains_half_as_many_epochs_again(monkeypatch):
@@ -541,7 +541,7 @@ def test_the_back_translation_studys_longer_center_trains_half_as_many_epochs_ag
     trained = {}
     monkeypatch.setattr(study, "train_and_score", lambda name, change, recipe, sizes, epochs, threads:
                         trained.setdefault(name, (recipe.corpus, epochs)))
-    study.run_one("center, as many updates", 8, 1)
+    study.run_one("center 1.5x epochs", 8, 1)
     study.run_one("center", 8, 1)
-    assert trained == {"center, as many updates": ("tatoeba+smartool/rus-eng", 12),
+    assert trained == {"center 1.5x epochs": ("tatoeba+smartool/rus-eng", 12),
                        "center": ("tatoeba+smartool/rus-eng", 8)}
