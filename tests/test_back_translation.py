@@ -7,6 +7,7 @@ import pytest
 import transformer_lib as tl
 from transformer_lib.data import back_translations, corpora
 from transformer_lib.data.splits import split_of_key
+from conftest import requires_shared_data
 
 SPLITS = ("train", "validation", "test")
 
@@ -128,3 +129,32 @@ def test_a_synthetic_source_with_a_line_break_or_a_tab_becomes_one_line_and_an_e
     with pytest.warns(UserWarning, match="1 of 3 sentences were translated to nothing"):
         pairs = tl.back_translate(translator, ["one", "two", "three"], method="sampled", progress=False)
     assert pairs == [("при вет", "one"), ("три", "three")]
+
+
+def test_the_books_back_translations_are_read_by_default_and_checked(monkeypatch, tmp_path):
+    import hashlib
+    import shutil
+
+    from transformer_lib.data.downloads import ChecksumError
+
+    monkeypatch.delenv(back_translations.BACK_TRANSLATIONS_ENV, raising=False)
+    shipped = back_translations.shipped_path()
+    pairs = back_translations.read_back_translations()
+    assert len(pairs) == len(shipped.read_text(encoding="utf-8").splitlines()) > 12_000
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() in (shipped.parent / "README.md").read_text()
+    assert "CC BY 2.0 FR" in (shipped.parent / "README.md").read_text()
+    # a copy with one line changed is refused where the book's file is expected
+    changed = tmp_path / "back_translations" / shipped.name
+    changed.parent.mkdir()
+    shutil.copy(shipped, changed)
+    changed.write_text(changed.read_text(encoding="utf-8").replace(pairs[0][0], pairs[0][0] + "!", 1), encoding="utf-8")
+    monkeypatch.setattr(back_translations, "shipped_path", lambda: changed)
+    with pytest.raises(ChecksumError):
+        back_translations.read_back_translations()
+
+
+@requires_shared_data
+def test_the_books_back_translations_are_the_portuguese_sets_english_each_once_in_order(monkeypatch):
+    monkeypatch.delenv(back_translations.BACK_TRANSLATIONS_ENV, raising=False)
+    english = [en for _, en in back_translations.read_back_translations()]
+    assert english == corpora.monolingual_english()

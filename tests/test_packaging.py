@@ -83,5 +83,5 @@ def test_the_wheel_ships_every_data_file_the_library_reads_and_the_benchmarks(tm
     assert data_files and data_files <= shipped, data_files - shipped
     # chapter 10's exercises run the benchmarks and read their records, in Colab too
     benchmarks = {f"benchmarks/{path.name}" for path in (ROOT / "benchmarks").iterdir()
-                  if path.suffix in (".py", ".json")}
+                  if path.suffix in (".py", ".json", ".tsv")}
     assert {"benchmarks/throughput.py", "benchmarks/time_to_quality.json"} <= benchmarks <= shipped, benchmarks - shipped
