@@ -25,6 +25,7 @@ tests: its numbers mean nothing).
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import random
@@ -45,6 +46,7 @@ RUNS = {
     "sampled": ("+ the back-translations by sampling", ("sampled", False, 1.0)),
     "beam tagged": ("+ the beam back-translations, each source tagged <bt>", ("beam", True, 1.0)),
     "sampled tagged": ("+ the sampled back-translations, each source tagged <bt>", ("sampled", True, 1.0)),
+    "beam half": ("+ half of the beam back-translations (a seeded draw)", ("beam", False, 0.5)),
     "beam tagged half": ("+ half of the tagged beam back-translations (a seeded draw)", ("beam", True, 0.5)),
     "center 1.5x epochs": ("chapter 7's recipe, no synthetic pair, 1.5 times the epochs: about the updates "
                                 "of a row with all the synthetic pairs", None),
@@ -128,7 +130,10 @@ def run_one(name: str, epochs: int, threads: int, toy: bool = False) -> dict:
         os.environ["TRANSFORMER_BOOK_BACK_TRANSLATIONS"] = str(path)
     recipe = tl.Recipe(corpus="tatoeba+smartool/rus-eng" if path is None else "tatoeba+smartool+bt/rus-eng")
     epochs = round(epochs * EPOCH_FACTOR.get(name, 1))
-    return train_and_score(name, RUNS[name][0], recipe, {}, epochs, threads)  # its record counts the pairs, updates
+    row = train_and_score(name, RUNS[name][0], recipe, {}, epochs, threads)  # its record counts the pairs, updates
+    if path is not None:  # which synthetic pairs: the step's file, by its checksum (the step's record has it too)
+        row["synthetic_sha256"] = hashlib.sha256((folder(toy) / f"{RUNS[name][1][0]}.tsv").read_bytes()).hexdigest()
+    return row
 
 
 def run_all(names: list[str], epochs: int, workers: int, out: Path, toy: bool = False) -> dict:
@@ -154,12 +159,16 @@ def write(out: Path, epochs: int, start: float, steps: dict, rows: dict, failed:
 
     earlier = json.loads(out.read_text()) if out.is_file() else {}
     kept = {row["name"]: row for row in earlier.get("rows", []) if earlier.get("epochs") == epochs}
+    # a row run again replaces its earlier run, which stays in the record (with the date it was replaced)
+    replaced = [{**row, "replaced": datetime.date.today().isoformat()} for name, row in kept.items()
+                if name in rows and rows[name] != row]
     rows = {**kept, **rows}
     record = {"what": __doc__.split("\n\n")[0], "command": f"python -m benchmarks.back_translation_study --epochs "
               f"{epochs} --out benchmarks/{out.name}", "epochs": epochs, "date": datetime.date.today().isoformat(),
               "machine": describe_machine(), "cpu": processor(), "steps": {**earlier.get("steps", {}), **steps},
               "minutes_this_call": round((time.perf_counter() - start) / 60, 1),
-              "rows": [rows[n] for n in RUNS if n in rows], "failed": failed,
+              "rows": [rows[n] for n in RUNS if n in rows], "replaced_rows": earlier.get("replaced_rows", []) + replaced,
+              "failed": failed,
               "not_run": [n for n in RUNS if n not in rows and n not in failed]}
     return save_record(out, record)
 

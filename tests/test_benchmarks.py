@@ -545,3 +545,17 @@ def test_the_back_translation_studys_longer_center_trains_half_as_many_epochs_ag
     study.run_one("center", 8, 1)
     assert trained == {"center 1.5x epochs": ("tatoeba+smartool/rus-eng", 12),
                        "center": ("tatoeba+smartool/rus-eng", 8)}
+
+
+def test_a_back_translation_row_run_again_keeps_its_earlier_run_in_the_record(tmp_path):
+    import time
+
+    from benchmarks import back_translation_study as study
+
+    out, first, second = tmp_path / "study.json", {"name": "beam", "val_beam_bleu": 27.0}, {"name": "beam", "val_beam_bleu": 28.0}
+    study.write(out, 8, time.perf_counter(), {}, {"beam": first, "center": {"name": "center"}}, {})
+    record = study.write(out, 8, time.perf_counter(), {}, {"beam": second}, {})
+    record = study.write(out, 8, time.perf_counter(), {}, {"beam": second}, {})  # written again after each row
+    assert record["rows"] == [{"name": "center"}, second]
+    assert [{k: v for k, v in row.items() if k != "replaced"} for row in record["replaced_rows"]] == [first]
+    assert study.write(out, 12, time.perf_counter(), {}, {}, {})["rows"] == []  # other epochs: other rows
