@@ -57,3 +57,18 @@ def test_no_everyday_sentence_or_accepted_translation_is_in_what_the_translator_
     seen = [(ru, [en for en in accepted if _plain(en) in english]) for ru, accepted in everyday.read_sentences()
             if _plain(ru) in russian or any(_plain(en) in english for en in accepted)]
     assert not seen, f"everyday sentences found in the corpora: {seen}"
+
+
+def test_the_record_holds_what_the_page_in_the_book_translates_scored_against_todays_references():
+    pytest.importorskip("onnxruntime")
+    record = json.loads(everyday.OUT.read_text())
+    manifest = json.loads((everyday.PAGE / "manifest.json").read_text())
+    rows = [row for row in record["translators"].values() if row["about"] == manifest["about"]]
+    assert rows, "the page's translator has no row: run `python -m benchmarks.everyday` after exporting it"
+    row, sentences = rows[-1], everyday.read_sentences()
+    assert [t["russian"] for t in row["translations"]] == [ru for ru, _ in sentences]
+    assert row["exact"] == sum(everyday.is_exact(t["translation"], accepted)
+                               for t, (_, accepted) in zip(row["translations"], sentences))
+    sample = [0, len(sentences) // 2, len(sentences) - 1]  # three sentences translated again by the page
+    assert everyday.page_translations([sentences[i][0] for i in sample]) == [row["translations"][i]["translation"]
+                                                                            for i in sample]
