@@ -1,6 +1,7 @@
 """The benchmark scripts at toy size, so that they cannot rot (their real runs are not tests)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -319,6 +320,10 @@ def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlie
     assert smoothed.label_smoothing == 0.2 != sampled.label_smoothing
     third = study.main(["--toy", "--epochs", "2", "--only", "smoothing 0.2", "--out", str(out)])
     assert [row["name"] for row in third["rows"]] == ["smoothing 0.2"]  # other epochs: another study
+    assert (row["cpu"], row["date"]) == (first["cpu"], first["date"])  # each row names its machine and date
+    older = {"epochs": 1, "cpu": "an older CPU", "date": "2026-11-26", "rows": [{"name": "center"}]}
+    assert study.write(out, 1, 1, 0.0, {}, {}, older)["rows"] == [{"cpu": "an older CPU", "date": "2026-11-26",
+                                                                 "name": "center"}]  # from its call's header
 
 
 def test_the_imdb_classifier_study_runs_at_toy_size_and_each_row_changes_what_it_says(tmp_path, capsys, monkeypatch):
@@ -559,3 +564,20 @@ def test_a_back_translation_row_run_again_keeps_its_earlier_run_in_the_record(tm
     assert record["rows"] == [{"name": "center"}, second]
     assert [{k: v for k, v in row.items() if k != "replaced"} for row in record["replaced_rows"]] == [first]
     assert study.write(out, 12, time.perf_counter(), {}, {}, {})["rows"] == []  # other epochs: other rows
+
+
+def test_the_back_translation_confirmations_baseline_is_what_chapter_7_shows():
+    import json
+    import re
+
+    from benchmarks.back_translation_confirm import BASELINE
+    from transformer_lib.book.runs import MEASURED_CPU
+
+    cells = json.loads((Path(__file__).resolve().parent.parent / "chapters" / "07_training.ipynb").read_text())["cells"]
+    text = "\n".join("".join(output.get("text", "")) for cell in cells if cell["cell_type"] == "code"
+                     for output in cell.get("outputs", []))
+    for weights, bleu in BASELINE["val_beam_bleu"].items():
+        assert re.search(rf"{re.escape(weights)}: {bleu:.2f}\n", text), weights
+    greedy = [float(v) for v in re.findall(r"Epoch \d+/29: 362 updates .* val_score (\d+\.\d+)", text)]
+    assert greedy == BASELINE["val_greedy_bleu"] and BASELINE["updates"] == 29 * BASELINE["batches_per_epoch"] == 29 * 362
+    assert BASELINE["train_minutes"] == MEASURED_CPU["minutes"] and MEASURED_CPU["epochs"] == 29
