@@ -93,7 +93,9 @@ def write(out: Path, epochs: int, workers: int, start: float, rows: dict, failed
 
     if earlier is None and out.is_file():
         earlier = json.loads(out.read_text())
-    kept = {row["name"]: row for row in (earlier or {}).get("rows", []) if (earlier or {}).get("epochs") == epochs}
+    # rows of an earlier call name its machine and date (older rows did not: the record's header did)
+    kept = {row["name"]: {"cpu": earlier.get("cpu"), "date": earlier.get("date"), **row}
+            for row in (earlier or {}).get("rows", []) if (earlier or {}).get("epochs") == epochs}
     rows = {**kept, **rows}
     result = {"what": __doc__.split("\n\n")[0], "command": f"python -m benchmarks.small_data_study --epochs {epochs} --out benchmarks/{out.name}", "epochs": epochs,
               "workers": workers, "date": datetime.date.today().isoformat(), "machine": describe_machine(),

@@ -5,6 +5,7 @@ a training run in its own process (`python -m MODULE --run ROW`), `workers` at a
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from benchmarks import processor
 
 
 # The library's defaults before issue #42 made chapter 7's recipe `tl.Recipe()` (Tatoeba + SMARTool,
@@ -105,7 +108,8 @@ def train_and_score(name: str, change: str, recipe, sizes: dict, epochs: int, th
             "val_loss": [round(v, 4) for v in history["val_loss"]],
             "seconds_per_epoch": round(sum(history["seconds"]) / epochs, 1),
             "train_minutes": round(sum(history["seconds"]) / 60, 2), "minutes": round((time.perf_counter() - start) / 60, 2),
-            "minutes_with_validation": round(minutes, 2), "threads": threads, "bleu_signature": score["bleu_signature"]}
+            "minutes_with_validation": round(minutes, 2), "threads": threads, "bleu_signature": score["bleu_signature"],
+            "cpu": processor(), "date": datetime.date.today().isoformat()}  # a record's rows may come from several calls
 
 
 def save_record(out: Path, record: dict) -> dict:
