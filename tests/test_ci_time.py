@@ -182,7 +182,7 @@ def test_the_readme_quotes_the_last_profile_record():
     machine = record["machine"]
     assert f"the last record, a {machine['cores']}-core {machine['cpu']} with {machine['isa']}, took " \
            f"{record['total_minutes']}" in paragraph and not machine["avx2_standin"]
-    words = {"install": "install", "unit-tests": "unit tests", "notebooks": "the key's chapters", "book": "book",
+    words = {"system-packages": "system packages", "install": "install", "unit-tests": "unit tests", "notebooks": "the key's chapters", "book": "book",
              "site-check": "site check", "colab-check": "colab-check"}
     for stage in record["stages"]:
         assert f"{words[stage['stage']]} {stage['minutes']}" in paragraph, stage
