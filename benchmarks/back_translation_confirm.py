@@ -37,11 +37,11 @@ BASELINE = {
                         31.61, 31.57]}
 
 
-def confirm(epochs: int, out: Path = OUT, folder: Path | None = None, changes: dict | None = None) -> dict:
+def confirm(epochs: int, out: Path = OUT, folder: Path | None = None) -> dict:
     """Train (or resume) the confirmation run of `epochs` epochs; add its entry to `out`; return the entry."""
     import transformer_lib as tl
 
-    recipe = tl.Recipe(corpus=CORPUS, epochs=epochs).replace(**(changes or {}))
+    recipe = tl.Recipe(corpus=CORPUS, epochs=epochs)
     folder = folder or ROOT / "runs" / "back-translation" / f"confirm-{epochs}"
     summary = tl.train_translator(folder, recipe, verbose=2)
     entry = {"recipe": recipe.to_dict(), "training_pairs": len(tl.load_parallel_corpus(recipe.corpus, "train")),

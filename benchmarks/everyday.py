@@ -54,12 +54,13 @@ def is_exact(translation: str, accepted: list[str]) -> bool:
     return normalized(translation) in {normalized(text) for text in accepted}
 
 
-def page_translations(texts: list[str], page: Path = PAGE) -> list[str]:
+def page_translations(texts: list[str], page: Path = PAGE, manifest: dict | None = None) -> list[str]:
     """The page's beam-4 translations of `texts` (its graphs, its alpha), as the page shows them."""
     from transformer_lib.data.tokenizer import END_ID, SubwordTokenizer
     from transformer_lib.export.onnx_translator import OnnxTranslator
 
-    translator, manifest = OnnxTranslator(page), json.loads((page / "manifest.json").read_text())
+    manifest = manifest or json.loads((page / "manifest.json").read_text())
+    translator = OnnxTranslator(page, manifest)
     source, target = (SubwordTokenizer.load(page / name) for name in ("source.model", "target.model"))
     found = [translator.beam(source.encode(text, add_start_end=True), 4, manifest["beam_alpha"]) for text in texts]
     return [target.decode([i for i in ids if i != END_ID]) for ids in found]
@@ -71,7 +72,7 @@ def score(page: Path = PAGE, label: str | None = None, out: Path = OUT) -> dict:
 
     sentences = read_sentences()
     manifest = json.loads((page / "manifest.json").read_text())
-    translations = page_translations([russian for russian, _ in sentences], page)
+    translations = page_translations([russian for russian, _ in sentences], page, manifest)
     row = {"about": manifest["about"], "written": manifest.get("written"), "search": f"beam 4, alpha {manifest['beam_alpha']}",
            "date": datetime.date.today().isoformat(), "machine": describe_machine(),
            "exact": sum(is_exact(t, accepted) for t, (_, accepted) in zip(translations, sentences)),
