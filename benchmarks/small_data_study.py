@@ -101,8 +101,16 @@ def write(out: Path, epochs: int, workers: int, start: float, rows: dict, failed
               "workers": workers, "date": datetime.date.today().isoformat(), "machine": describe_machine(),
               "cpu": processor(), "minutes_this_call": round((time.perf_counter() - start) / 60, 1),
               "center": CENTER.to_dict(), "rows": [rows[n] for n in RUNS if n in rows],
-              "failed": failed, "not_run": [n for n in RUNS if n not in rows and n not in failed]}
+              "failed": failed, "not_run": [n for n in planned(epochs) if n not in rows and n not in failed]}
     return save_record(out, result)
+
+
+def planned(epochs: int) -> list[str]:
+    """The rows of the stage run at `epochs`: every first-stage row at 8 epochs (or fewer); at more, the
+    second stage, the centre and the 4k leader with the changes on top of it."""
+    if epochs <= 8:
+        return [name for name in RUNS if not name.startswith("4k + ")]
+    return ["center", "vocab 4k"] + [name for name in RUNS if name.startswith("4k + ")]
 
 
 def main(argv=None) -> dict | None:

@@ -314,7 +314,10 @@ def test_the_small_data_study_runs_at_toy_size_records_each_row_and_keeps_earlie
     second = study.main(["--toy", "--epochs", "1", "--only", "smoothing 0.2", "--out", str(out)])
     assert [row["name"] for row in second["rows"]] == ["sampling 0.1", "smoothing 0.2"]  # earlier rows kept
     assert second["rows"][0] == row and json.loads(out.read_text()) == second
-    assert second["not_run"] == [name for name in study.RUNS if name not in ("sampling 0.1", "smoothing 0.2")]
+    # at one epoch the first stage is planned: every row but the second stage's "4k + ..." ones
+    assert second["not_run"] == [name for name in study.RUNS
+                                 if name not in ("sampling 0.1", "smoothing 0.2") and not name.startswith("4k + ")]
+    assert "4k + sampling 0.1" in study.planned(20) and "sampling 0.1" not in study.planned(20)
     sampled, smoothed = (study.row_recipe(name, toy=True)[0] for name in ("sampling 0.1", "smoothing 0.2"))
     assert (sampled.sampling_alpha, smoothed.sampling_alpha) == (0.1, None)  # each row changes what it says
     assert smoothed.label_smoothing == 0.2 != sampled.label_smoothing
@@ -566,18 +569,63 @@ def test_a_back_translation_row_run_again_keeps_its_earlier_run_in_the_record(tm
     assert study.write(out, 12, time.perf_counter(), {}, {}, {})["rows"] == []  # other epochs: other rows
 
 
-def test_the_back_translation_confirmations_baseline_is_what_chapter_7_shows():
+def test_the_back_translation_confirmations_baseline_is_chapter_7s_published_run_of_that_recipe():
     import json
-    import re
 
-    from benchmarks.back_translation_confirm import BASELINE
-    from transformer_lib.book.runs import MEASURED_CPU
+    from benchmarks.back_translation_confirm import BASELINE, SMALL
 
-    cells = json.loads((Path(__file__).resolve().parent.parent / "chapters" / "07_training.ipynb").read_text())["cells"]
-    text = "\n".join("".join(output.get("text", "")) for cell in cells if cell["cell_type"] == "code"
-                     for output in cell.get("outputs", []))
-    for weights, bleu in BASELINE["val_beam_bleu"].items():
-        assert re.search(rf"{re.escape(weights)}: {bleu:.2f}\n", text), weights
-    greedy = [float(v) for v in re.findall(r"Epoch \d+/29: 362 updates .* val_score (\d+\.\d+)", text)]
-    assert greedy == BASELINE["val_greedy_bleu"] and BASELINE["updates"] == 29 * BASELINE["batches_per_epoch"] == 29 * 362
-    assert BASELINE["train_minutes"] == MEASURED_CPU["minutes"] and MEASURED_CPU["epochs"] == 29
+    root = Path(__file__).resolve().parent.parent
+    run = json.loads((root / "benchmarks" / "whole_runs.json").read_text())["runs"]["small (chapter 7)"]
+    assert run["recipe"]["preset"] == SMALL["preset"] and run["recipe"]["corpus"] == "tatoeba+smartool/rus-eng"
+    assert BASELINE["val_beam_bleu"] == run["val_beam_bleu"] and BASELINE["val_greedy_bleu"] == run["val_greedy_bleu"]
+    assert BASELINE["train_minutes"] == run["train_minutes"] and BASELINE["updates"] == run["updates"]
+    assert run["updates"] == run["recipe"]["epochs"] * run["batches_per_epoch"] == 29 * 362
+    assert len(run["val_greedy_bleu"]) == len(run["seconds_per_epoch"]) == len(run["val_loss"]) == run["recipe"]["epochs"]
+    assert run["val_beam_bleu"][run["chosen"]] == max(run["val_beam_bleu"].values())  # it kept the best of its candidates
+    assert run["val_beam_bleu_average_last"]["5"] == run["val_beam_bleu"]["average of epochs 25-29"]
+    assert {name: found["bleu"] for name, found in run["val_beam"].items()} == {  # the shape of the other runs' entries
+        "last (epoch 29)": 35.06, "average of epochs 25-29": 35.66, "average of epochs 20-29": 35.08,
+        "average of epochs 15-29": 34.88} and run["val_beam_bleu_average_last"] == {"5": 35.66, "10": 35.08, "15": 34.88}
+    recorded = json.loads((root / "benchmarks" / "back_translation_confirm.json").read_text())
+    assert recorded["baseline"] == BASELINE and all(entry["recipe"]["preset"] == "small" for entry in recorded["runs"].values())
+
+
+def test_a_whole_run_is_trained_once_scored_and_recorded_with_its_translations(tmp_path, capsys):
+    import json
+
+    import transformer_lib as tl
+    from benchmarks.whole_runs import whole_run
+
+    toy = dict(corpus="synthetic/small", preset="tiny", epochs=3, vocab_size=400, batch_tokens=4096, max_length=24,
+               warmup_steps=20, average_last=3)
+    folder, out = tmp_path / "run", tmp_path / "whole_runs.json"
+    entry = whole_run("toy", folder, keep=3, out=out, **toy)
+    trained = json.loads((folder / "training.json").read_text())
+    # the scores are chapter 7's way of choosing weights: train_translator's own scores of the same candidates
+    assert entry["val_beam"]["last (epoch 3)"]["bleu"] == trained["weights"]["scores"]["last (epoch 3)"]
+    assert entry["val_beam"]["average of epochs 1-3"]["bleu"] == trained["weights"]["scores"]["average of epochs 1-3"]
+    sources = {source for source, _ in tl.load_parallel_corpus("synthetic/small", "validation")}
+    assert len(entry["val_translations"]) == len(sources) and all(isinstance(t, str) for t in entry["val_translations"])
+    assert entry["updates"] == 3 * entry["batches_per_epoch"] and len(entry["val_greedy_bleu"]) == 3
+    assert entry["changes"]["preset"] == "tiny" and entry["sizes"]["d_model"] == tl.PRESETS["tiny"].d_model
+    assert json.loads(out.read_text())["runs"]["toy"] == entry
+    again = whole_run("toy", folder, keep=3, out=out, **toy)  # finished: scored again, not trained again
+    assert "nothing left to train" in capsys.readouterr().out.lower() or again["seconds_per_epoch"] == entry["seconds_per_epoch"]
+    assert again["val_beam"] == entry["val_beam"] and len(json.loads(out.read_text())["runs"]) == 1
+
+
+def test_every_recorded_whole_run_fits_chapter_7s_budget_and_can_be_compared():
+    import json
+
+    import transformer_lib as tl
+    from transformer_lib.decoding.bleu import group_references
+
+    record = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "whole_runs.json").read_text())
+    sources, _ = group_references(tl.load_parallel_corpus("tatoeba+smartool/rus-eng", "validation"))
+    assert sum(run["val_translations"] is not None for run in record["runs"].values()) >= 2
+    for name, run in record["runs"].items():
+        assert run["train_minutes"] <= 40, name  # chapter 7's budget of training time
+        assert len(run["val_greedy_bleu"]) == len(run["seconds_per_epoch"]) == run["recipe"]["epochs"], name
+        assert run["updates"] == run["batches_per_epoch"] * run["recipe"]["epochs"], name
+        if run["val_translations"] is not None:  # one per distinct validation source, for a paired bootstrap
+            assert len(run["val_translations"]) == len(sources), name

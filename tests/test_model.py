@@ -206,7 +206,7 @@ def test_bad_arguments_give_clear_errors(kwargs, message):
 
 
 def test_unknown_preset_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"Unknown preset 'huge'; choose one of \['base', 'big', 'small', 'tiny'\]"):
+    with pytest.raises(ValueError, match=r"Unknown preset 'huge'; choose one of \['base', 'big', 'small', 'tiny', 'wide'\]"):
         Transformer.from_preset("huge", 10, 10)
 
 

@@ -15,7 +15,7 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
     export/         saved_model (save_translator, load_translator, export_saved_model); the page's translator:
                     graphs (two ONNX graphs), quantize (int8), onnx_translator (checked against Keras), web
     decoding/       search (greedy_decode, beam_search, sampled_decode), translator (Translator), bleu
-                    (evaluate_bleu), text_checks, back_translation (back_translate)
+                    (evaluate_bleu, paired_bootstrap), text_checks, back_translation (back_translate)
     models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
                     modern_language_model (the same with the changes since 2017), classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention, feed_forward, add_norm,
@@ -55,7 +55,7 @@ from transformer_lib.decoding.search import beam_search, greedy_decode, sampled_
 from transformer_lib.decoding.back_translation import back_translate  # noqa: E402
 from transformer_lib.decoding.translator import Translator
 from transformer_lib.layers.encoder import Encoder, EncoderLayer  # noqa: E402
-from transformer_lib.decoding.bleu import evaluate_bleu  # noqa: E402
+from transformer_lib.decoding.bleu import evaluate_bleu, paired_bootstrap  # noqa: E402
 from transformer_lib.export.saved_model import load_translator, save_translator  # noqa: E402
 from transformer_lib.models.language_model import LanguageModel, generate, next_token_pairs  # noqa: E402
 from transformer_lib.models.modern_language_model import ModernLanguageModel  # noqa: E402
@@ -104,6 +104,7 @@ __all__ = [
     "TransformerSchedule",
     "beam_search",
     "evaluate_bleu",
+    "paired_bootstrap",
     "greedy_decode",
     "sampled_decode",
     "back_translate",

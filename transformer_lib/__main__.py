@@ -17,6 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from transformer_lib.config import PRESETS
 from transformer_lib.data.tokenizer import MAX_VOCAB
 from transformer_lib.training.recipe import Recipe
 from transformer_lib.utils.arguments import (
@@ -57,8 +58,8 @@ def add_train_parser(commands) -> None:
     """`train`: every setting of `Recipe`, each defaulting to the recipe's."""
     train = commands.add_parser("train", help="train tokenizers and a model on a corpus; save a translator")
     train.add_argument("--corpus", default=None, help="a corpus name (default: %s)" % RECIPE.corpus)
-    train.add_argument("--preset", default=None, choices=["tiny", "small", "base", "big"],
-                       help="model size: tiny (CI), small (CPU, tens of minutes), base (paper, GPU)")
+    train.add_argument("--preset", default=None, choices=list(PRESETS),
+                       help="model size: tiny (CI), small or wide (CPU, tens of minutes; default: %s), base (paper, GPU)" % RECIPE.preset)
     train.add_argument("--out", required=True, type=output_directory, help="directory for the translator and checkpoints")
     train.add_argument("--epochs", type=positive_int, default=None, help="training epochs (default: %d)" % RECIPE.epochs)
     train.add_argument("--vocab-size", type=vocab_size, default=None,

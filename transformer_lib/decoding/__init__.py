@@ -3,6 +3,6 @@
     text_checks         as_text_list, warn_unusual_text (what the translator is given)
     search       §6.1   greedy_decode, beam_search (fixed-shape key/value cache, XLA), length_penalty, sampled_decode
     translator          Translator: text in, text out (the tokenizers around the searches), attention weights
-    bleu         §6.1   evaluate_bleu, group_references (sacreBLEU)
+    bleu         §6.1   evaluate_bleu, group_references, paired_bootstrap (sacreBLEU)
     back_translation    back_translate: monolingual English -> synthetic (Russian, English) pairs (Sennrich et al. 2016)
 """

@@ -3,13 +3,14 @@
 BLEU is never hand-written here: tokenization and smoothing details change the number by whole
 points, and sacreBLEU's signature says exactly which variant was computed. Sentences that occur
 several times with different translations (Tatoeba has many) are scored once against all their
-references.
+references. `paired_bootstrap` says how sure a difference between two systems is (Koehn 2004).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import sacrebleu
 
 
@@ -73,3 +74,41 @@ def evaluate_bleu(translator, pairs: Sequence[tuple[str, str]], beam_size: int =
         print(f"chrF {result['chrf']:.2f}  ({result['chrf_signature']})")
         print(f"on {len(sources):,} sentences with {len(pairs):,} references, beam size {beam_size}, alpha {alpha}")
     return result
+
+
+def paired_bootstrap(translations_a: Sequence[str], translations_b: Sequence[str], streams, samples: int = 1000,
+                     seed: int = 12345) -> dict:
+    """How sure is "a scores higher than b"? Paired bootstrap resampling (Koehn 2004), as sacreBLEU's
+    `--paired-bs` draws it: `samples` test sets of the same size, drawn with replacement from the
+    sentences, the same draws for both systems; each draw scored with sacreBLEU's BLEU.
+
+    Args:
+        translations_a, translations_b: two systems' translations of the same sources, in order.
+        streams: the reference streams of those sources (`evaluate_bleu`'s "streams").
+
+    Returns:
+        A dict with `bleu_a`, `bleu_b` and `difference` (a - b) on the whole set; `mean`, `low` and
+        `high`, the mean and the 95% interval of the difference over the draws (the 2.5% of draws
+        below it and the 2.5% above left out, as sacreBLEU bounds its intervals); and
+        `within_noise`, True when that interval holds 0 (the difference may be the sentences drawn).
+    """
+    if len(translations_a) != len(translations_b) or any(len(stream) != len(translations_a) for stream in streams):
+        raise ValueError(f"paired_bootstrap compares translations of the same sources: got {len(translations_a)} and "
+                         f"{len(translations_b)} translations and reference streams of "
+                         f"{sorted({len(stream) for stream in streams})} sentences; pass the same sentences in order.")
+    if samples < 100:
+        raise ValueError(f"samples={samples} is too few for a 95% interval; use at least 100 (sacreBLEU uses 1000).")
+    bleu = sacrebleu.metrics.BLEU()
+    a = np.array(bleu._extract_corpus_statistics(list(translations_a), streams), dtype=np.int64)  # [sentences, stats]
+    b = np.array(bleu._extract_corpus_statistics(list(translations_b), streams), dtype=np.int64)
+    draws = np.random.default_rng(seed).choice(len(a), size=(samples, len(a)), replace=True)  # sacreBLEU's draws
+
+    def score(stats) -> float:
+        return bleu._compute_score_from_stats(stats.tolist()).score
+
+    differences = np.sort([score(a[draw].sum(0)) - score(b[draw].sum(0)) for draw in draws])
+    low, high = differences[samples // 40], differences[samples - samples // 40 - 1]  # sacreBLEU's 95% bounds
+    bleu_a, bleu_b = score(a.sum(0)), score(b.sum(0))
+    return {"bleu_a": bleu_a, "bleu_b": bleu_b, "difference": bleu_a - bleu_b,
+            "mean": float(differences.mean()), "low": float(low), "high": float(high),
+            "within_noise": bool(low <= 0 <= high), "samples": samples, "seed": seed}

@@ -88,7 +88,7 @@ class Transformer(keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, input_vocab_size: int, target_vocab_size: int, **overrides) -> "Transformer":
-        """A model with the sizes of `PRESETS[preset]` ("tiny", "small", "base", "big"), changed by `overrides`."""
+        """A model with the sizes of `PRESETS[preset]` ("tiny", "small", "wide", "base", "big"), changed by `overrides`."""
         require_preset(preset)
         return cls(PRESETS[preset].replace(input_vocab_size=input_vocab_size, target_vocab_size=target_vocab_size,
                                            **overrides))
