@@ -29,13 +29,13 @@ OUT = Path(__file__).resolve().parent / "whole_runs.json"
 AVERAGES = (3, 5, 10)  # the averages of the last n kept epochs that are scored
 
 
-def score_run(folder: Path, recipe, val_pairs) -> dict:
+def score_run(translator, folder: Path, recipe, val_pairs) -> dict:
     """Beam BLEU (beam 4, alpha 0.6) on `val_pairs` of the last kept epoch and of the averages of the last
-    3, 5 and 10 kept epochs in `folder`, and the translations of the average of the last `recipe.average_last`."""
+    3, 5 and 10 kept epochs in `folder` (loaded into `translator`'s model in turn), and the translations of the
+    average of the last `recipe.average_last`."""
     import transformer_lib as tl
     from transformer_lib.training.selection import average_weights, epoch_file, kept_epochs
 
-    translator = tl.load_translator(folder)
     directory = folder / "checkpoints"
     epochs = kept_epochs(directory)
     candidates = {f"last (epoch {epochs[-1]})": epochs[-1:]}
@@ -75,7 +75,7 @@ def whole_run(name: str, folder: Path, keep: int, out: Path = OUT, **changes) ->
              "seconds_per_epoch": [round(s) for s in history["seconds"]],
              "val_loss": [round(v, 4) for v in history["val_loss"]],
              "val_greedy_bleu": [round(v, 2) for v in history["val_score"]],
-             **score_run(folder, recipe, val_pairs)}
+             **score_run(translator, folder, recipe, val_pairs)}
     record = json.loads(out.read_text()) if out.is_file() else {"what": __doc__.split("\n\n")[0], "runs": {}}
     record["command"] = "python -m benchmarks.whole_runs --name NAME [--preset P] [--corpus C] --epochs N --keep K"
     record["runs"][name] = entry
