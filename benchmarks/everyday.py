@@ -56,14 +56,9 @@ def is_exact(translation: str, accepted: list[str]) -> bool:
 
 def page_translations(texts: list[str], page: Path = PAGE, manifest: dict | None = None) -> list[str]:
     """The page's beam-4 translations of `texts` (its graphs, its alpha), as the page shows them."""
-    from transformer_lib.data.tokenizer import END_ID, SubwordTokenizer
     from transformer_lib.export.onnx_translator import OnnxTranslator
 
-    manifest = manifest or json.loads((page / "manifest.json").read_text())
-    translator = OnnxTranslator(page, manifest)
-    source, target = (SubwordTokenizer.load(page / name) for name in ("source.model", "target.model"))
-    found = [translator.beam(source.encode(text, add_start_end=True), 4, manifest["beam_alpha"]) for text in texts]
-    return [target.decode([i for i in ids if i != END_ID]) for ids in found]
+    return OnnxTranslator(page, manifest)(list(texts), beam_size=4)
 
 
 def score(page: Path = PAGE, label: str | None = None, out: Path = OUT) -> dict:

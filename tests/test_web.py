@@ -306,3 +306,19 @@ def test_without_beam_alpha_the_export_searches_with_the_saved_translators_alpha
     copy = tmp_path / "translator"
     save_translator(saved, copy)
     assert web.export_web(copy, tmp_path / "page", references=SENTENCES[:1], quantize=False)["beam_alpha"] == 1.25
+
+
+def test_the_page_translates_and_scores_like_a_translator(exported, keras_translator):
+    """Called like a Translator, the float32 graphs give the Keras translator's texts (greedy and beam), cut a
+    too long text as it does, and evaluate_bleu scores them to the same BLEU."""
+    page = web.OnnxTranslator(exported["float32"][0])
+    assert page(SENTENCES, beam_size=1) == keras_translator(SENTENCES, beam_size=1)
+    assert page(SENTENCES[0], beam_size=4, alpha=0.6) == keras_translator(SENTENCES[0], beam_size=4, alpha=0.6)
+    long_text = " ".join(SENTENCES * 4)
+    with pytest.warns(UserWarning, match="cut to fit"):
+        cut = page(long_text, beam_size=1)
+    with pytest.warns(UserWarning, match="cut to fit"):
+        assert cut == keras_translator(long_text, beam_size=1)
+    pairs = tl.load_parallel_corpus("synthetic", "test")[:12]
+    ours, theirs = (tl.evaluate_bleu(t, pairs, beam_size=4, alpha=0.6, verbose=False) for t in (page, keras_translator))
+    assert ours["translations"] == theirs["translations"] and ours["bleu"] == pytest.approx(theirs["bleu"])

@@ -26,6 +26,7 @@ class OnnxTranslator:
         import onnxruntime
 
         directory = Path(directory)
+        self.directory, self.tokenizers = directory, None  # the tokenizers load on the first call
         self.manifest = manifest or json.loads((directory / MANIFEST).read_text())
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1  # as the page: one thread
@@ -100,6 +101,29 @@ class OnnxTranslator:
         normalized = scores / length_penalty(lengths, alpha)
         row = tokens[int(np.argmax(normalized)), 1: steps + 1]
         return [int(i) for i in row[: _through_end(row)]]
+
+    def __call__(self, texts: str | list[str], beam_size: int = 4, alpha: float | None = None) -> str | list[str]:
+        """The page's translations of `texts`, as a reader of the page gets them: its tokenizers, its loops
+        (greedy for `beam_size` 1, else beam search with `alpha`, by default the manifest's `beam_alpha`), a
+        text longer than `max_length` pieces cut to its beginning (with a warning, as `Translator` does).
+        Called like a `Translator`, so `evaluate_bleu(OnnxTranslator(folder), pairs)` scores the page."""
+        import warnings
+
+        from transformer_lib.data.tokenizer import SubwordTokenizer
+
+        if self.tokenizers is None:
+            self.tokenizers = tuple(SubwordTokenizer.load(self.directory / f"{side}.model") for side in ("source", "target"))
+        single, longest = isinstance(texts, str), self.manifest["max_length"]
+        alpha = self.manifest.get("beam_alpha", 0.6) if alpha is None else alpha
+        rows = self.tokenizers[0].encode([texts] if single else list(texts), add_start_end=True)
+        too_long = [i for i, row in enumerate(rows) if len(row) > longest]
+        if too_long:
+            warnings.warn(f"{len(too_long)} sentence(s) longer than max_length={longest} tokens were cut to fit (first: "
+                          f"#{too_long[0]}); translate shorter pieces for a full translation.", stacklevel=2)
+        rows = [row[: longest - 1] + [END_ID] if len(row) > longest else row for row in rows]  # as the page cuts
+        found = [self.greedy(row) if beam_size == 1 else self.beam(row, beam_size, alpha) for row in rows]
+        translations = [self.tokenizers[1].decode(ids) for ids in found]  # decode leaves END out
+        return translations[0] if single else translations
 
 
 def _log_softmax(x):
