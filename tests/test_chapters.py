@@ -175,6 +175,7 @@ NOT_FROM_OUTPUTS = {
     "06_assembling": {"3": "the 3% bound the text states for Table 3's counts",
                       "18.9": "arithmetic in the text: 37,000 x 512"},
     "07_training": {"37,000": "the paper's vocabulary (§5.1)",
+                    "11": "benchmarks/compiled_loss.json: a step with the compiled loss takes 0.891 of the plain one's time",
                     "0.0028": "the schedule's formula at d_model 128, warm-up 1,000",
                     "8,000": "the vocabulary size, a setting (printed as 8000)",
                     "1,024": "the batch size in tokens, a setting (printed as 1024)",
@@ -554,10 +555,10 @@ PAGE_TRANSLATIONS = {  # (text, beam size): the translation the prose quotes
     ("Кошка ест рыбу.", 4): "The cat eats fish.",
     ("Рыбу ест кошка.", 4): "The cat is eating a cat.",
     ("Мать любит дочь.", 4): "My mother likes her daughter.",
-    ("Дочь любит мать.", 4): "My mother likes to love.",
-    ("Все эти яйца несвежие.", 1): "These eggs are dead.",
-    ("Все эти яйца несвежие.", 4): "All these eggs are dead.",
-    ("Меня зовут Владимир Набоков.", 4): "The doctors's name on me.",
+    ("Дочь любит мать.", 4): "My mother likes her mother.",
+    ("Он пришёл домой поздно вечером.", 1): "He came home late at home last night.",
+    ("Он пришёл домой поздно вечером.", 4): "He came home late last night.",
+    ("Меня зовут Владимир Набоков.", 4): "The police are my name.",
 }
 PAGE_NOTE = "The text is ... pieces long; the model reads at most 62, so only the beginning was translated."
 QUOTES_NOT_FROM_OUTPUTS["08_translating"] = {

@@ -113,3 +113,13 @@ def test_the_run_is_described_from_its_training_record(tmp_path):
     assert run["epochs_trained"] == 2 and run["final_val_bleu_greedy"] == 21.46
     assert run["weights"] == "average of 10" and run["val_bleu_beam"] == 22.3
     assert run["machine"] and run["date"]
+
+
+def test_the_committed_record_is_chapter_7s_translator():
+    # chapter 5 says its heads are those of chapter 7's translator: the record must name that run, trained to its end
+    recipe, run = tl.Recipe(), load_heads()["run"]
+    assert run["run"] == f"{recipe.preset}-{recipe.corpus.replace('/', '-')}", (
+        "re-record the heads from chapter 7's run: python tools/record_trained_heads.py --model chapters/runs/...")
+    assert run["epochs_trained"] == recipe.epochs and not run.get("provisional")
+    assert {key: run["recipe"][key] for key in ("preset", "corpus", "epochs")} == {
+        "preset": recipe.preset, "corpus": recipe.corpus, "epochs": recipe.epochs}

@@ -65,7 +65,7 @@ class Recipe:
     10 section 7). The corpus (Tatoeba + the SMARTool learner sentences), dropout 0.2 and label
     smoothing 0.2 come from the small-data study (`benchmarks/small_data_study*.json`, the
     performance appendix, section 9). 29 epochs fill the 40 minutes of training on a 2-core CPU with
-    the compiled loss (39.2 minutes in chapter 7's run); of that run's last 5, 10 and 15 epochs, the
+    the compiled loss (36.3 minutes in chapter 7's run); of that run's last 5, 10 and 15 epochs, the
     average of the last 5 validated best (chapter 7). The `wide` preset (3 layers of width 256) learned
     far more in eight epochs, but over a whole run of 40 minutes it only drew level
     (`benchmarks/whole_runs.json`), so the recipe keeps `small`.
