@@ -11,8 +11,9 @@ chapter 7 chooses its weights (beam 4, alpha 0.6): the last epoch's weights and 
 and 10 kept epochs. It adds an entry to `whole_runs.json`: the recipe and sizes, machine, date, minutes of
 training, the seconds, validation loss and greedy validation BLEU of every epoch, those beam scores, and the
 validation translations of the average of the last five (the recipe's `average_last`), so that two runs can
-be compared by a paired bootstrap (`tl.paired_bootstrap`). The record also keeps chapter 7's published run
-of its recipe, copied from the chapter's outputs when it was the book's run (its translations were not kept).
+be compared by a paired bootstrap (`tl.paired_bootstrap`). Chapter 7's own run is one of them ("small (chapter
+7)", trained into chapters/runs/ with `--folder`); the record also keeps another run of its recipe, on an Intel
+Xeon, copied from the chapter's outputs when it was the book's run (its translations were not kept).
 """
 
 from __future__ import annotations
