@@ -178,6 +178,22 @@ def test_translator_handles_blank_long_and_bad_input(tiny):
         tiny("сто", beam_size=0)
 
 
+def test_cut_to_fit_keeps_short_rows_and_ends_long_ones_with_end(tiny):
+    from transformer_lib.data.tokenizer import END_ID
+    from transformer_lib.decoding.translator import cut_to_fit
+
+    rows = [[1, 5, 6, END_ID], [1, 5, 6, 7, 8, 9, END_ID]]
+    with pytest.warns(UserWarning, match=r"1 sentence\(s\) longer than max_length=5 tokens were cut to fit \(first: #1\)"):
+        cut = cut_to_fit(rows, 5)
+    assert cut == [[1, 5, 6, END_ID], [1, 5, 6, 7, END_ID]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cut_to_fit(rows[:1], 5) == rows[:1]  # nothing cut, no warning
+    with pytest.warns(UserWarning) as caught:  # the warning names the reader's line, not the library's
+        tiny("девять тысяч " * 30, beam_size=1)
+    assert caught[0].filename == __file__
+
+
 def test_the_translators_alpha_is_the_beam_searchs_when_a_call_gives_none(tiny, monkeypatch, tmp_path):
     import transformer_lib.decoding.translator as translator_module
 

@@ -318,6 +318,25 @@ def test_select_weights_keeps_the_candidate_that_scores_best(synthetic_tokenizer
     assert set(choice["scores"]) == {"last (epoch 4)", "best", "average of epochs 2-4"}
 
 
+def test_bleu_score_translates_each_set_of_weights_once(synthetic_tokenizers, monkeypatch):
+    import transformer_lib.decoding.bleu as bleu_module
+
+    evaluated, evaluate_bleu = [], bleu_module.evaluate_bleu
+    monkeypatch.setattr(bleu_module, "evaluate_bleu", lambda *a, **k: evaluated.append(1) or evaluate_bleu(*a, **k))
+    pairs = tl.load_parallel_corpus("synthetic", "test")[:6]
+    score = selection.bleu_score(synthetic_tokenizers, pairs, max_length=24)
+    model = small_model(synthetic_tokenizers)
+    model((np.ones((1, 3), "int32"), np.ones((1, 3), "int32")))
+    first = score.evaluate(model)
+    assert score(model) == first["bleu"] and len(evaluated) == 1  # the same weights: remembered
+    assert len(first["translations"]) == len(pairs) and first["streams"]
+    saved = model.get_weights()
+    model.trainable_weights[0].assign(model.trainable_weights[0] + 1.0)  # other weights: translated again
+    score(model)
+    model.set_weights(saved)
+    assert score.evaluate(model) is first and len(evaluated) == 2
+
+
 def test_kept_epochs_are_in_numeric_order_past_epoch_999(tmp_path):
     for epoch in (1000, 998, 999):
         path = selection.epoch_file(tmp_path, epoch)

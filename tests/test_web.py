@@ -315,8 +315,9 @@ def test_the_page_translates_and_scores_like_a_translator(exported, keras_transl
     assert page(SENTENCES, beam_size=1) == keras_translator(SENTENCES, beam_size=1)
     assert page(SENTENCES[0], beam_size=4, alpha=0.6) == keras_translator(SENTENCES[0], beam_size=4, alpha=0.6)
     long_text = " ".join(SENTENCES * 4)
-    with pytest.warns(UserWarning, match="cut to fit"):
+    with pytest.warns(UserWarning, match="cut to fit") as caught:
         cut = page(long_text, beam_size=1)
+    assert caught[0].filename == __file__  # the warning names the caller's line
     with pytest.warns(UserWarning, match="cut to fit"):
         assert cut == keras_translator(long_text, beam_size=1)
     pairs = tl.load_parallel_corpus("synthetic", "test")[:12]

@@ -98,13 +98,15 @@ def paired_bootstrap(translations_a: Sequence[str], translations_b: Sequence[str
                          f"{sorted({len(stream) for stream in streams})} sentences; pass the same sentences in order.")
     if samples < 100:
         raise ValueError(f"samples={samples} is too few for a 95% interval; use at least 100 (sacreBLEU uses 1000).")
-    bleu = sacrebleu.metrics.BLEU()
-    a = np.array(bleu._extract_corpus_statistics(list(translations_a), streams), dtype=np.int64)  # [sentences, stats]
-    b = np.array(bleu._extract_corpus_statistics(list(translations_b), streams), dtype=np.int64)
+    bleu = sacrebleu.metrics.BLEU()  # corpus BLEU's settings, as evaluate_bleu scores
+    a, b = (_sentence_statistics(translations, streams) for translations in (translations_a, translations_b))
     draws = np.random.default_rng(seed).choice(len(a), size=(samples, len(a)), replace=True)  # sacreBLEU's draws
 
-    def score(stats) -> float:
-        return bleu._compute_score_from_stats(stats.tolist()).score
+    def score(stats) -> float:  # corpus BLEU of the summed counts of the sentences drawn
+        n = bleu.max_ngram_order
+        return bleu.compute_bleu(correct=stats[2: 2 + n].tolist(), total=stats[2 + n:].tolist(), sys_len=int(stats[0]),
+                                 ref_len=int(stats[1]), smooth_method=bleu.smooth_method, smooth_value=bleu.smooth_value,
+                                 effective_order=bleu.effective_order, max_ngram_order=n).score
 
     differences = np.sort([score(a[draw].sum(0)) - score(b[draw].sum(0)) for draw in draws])
     low, high = differences[samples // 40], differences[samples - samples // 40 - 1]  # sacreBLEU's 95% bounds
@@ -112,3 +114,15 @@ def paired_bootstrap(translations_a: Sequence[str], translations_b: Sequence[str
     return {"bleu_a": bleu_a, "bleu_b": bleu_b, "difference": bleu_a - bleu_b,
             "mean": float(differences.mean()), "low": float(low), "high": float(high),
             "within_noise": bool(low <= 0 <= high), "samples": samples, "seed": seed}
+
+
+def _sentence_statistics(translations: Sequence[str], streams) -> np.ndarray:
+    """BLEU's counts for each sentence, `[sentences, 2 + 2 * 4]`: its length, its reference length, then the
+    matched and the total n-grams of each order; summed over any sentences, they give those sentences' corpus BLEU.
+    (effective_order only quiets sacreBLEU's advice for sentence scores: the counts do not depend on it.)"""
+    counter = sacrebleu.metrics.BLEU(effective_order=True)
+    rows = []
+    for i, translation in enumerate(translations):
+        found = counter.sentence_score(translation, [stream[i] for stream in streams if stream[i] is not None])
+        rows.append([found.sys_len, found.ref_len, *found.counts, *found.totals])
+    return np.array(rows, dtype=np.int64)

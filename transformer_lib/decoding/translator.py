@@ -15,6 +15,20 @@ from transformer_lib.decoding.text_checks import as_text_list, main_script, warn
 from transformer_lib.utils.checks import require_max_length, require_non_negative_number, require_positive_int
 
 
+def cut_to_fit(rows: list[list[int]], max_length: int, stacklevel: int = 3) -> list[list[int]]:
+    """Token rows (START ... END) with every row longer than `max_length` cut to its first
+    `max_length - 1` tokens and an END, warning once how many were cut. `Translator` and the page's
+    `OnnxTranslator` both cut this way, so a long text translates the same in Python and in the page."""
+    too_long = [i for i, row in enumerate(rows) if len(row) > max_length]
+    if too_long:
+        warnings.warn(
+            f"{len(too_long)} sentence(s) longer than max_length={max_length} tokens were cut "
+            f"to fit (first: #{too_long[0]}); translate shorter pieces for a full translation.",
+            stacklevel=stacklevel,
+        )
+    return [row if len(row) <= max_length else row[: max_length - 1] + [END_ID] for row in rows]
+
+
 class Translator:
     """Raw text in, translated text out.
 
@@ -59,15 +73,7 @@ class Translator:
 
     def encode_sources(self, texts: list[str]) -> np.ndarray:
         """Token ids `[batch, len]` (START ... END, 0-padded); too long sentences are cut, with a warning."""
-        ids = self.source_tokenizer.encode(texts, add_start_end=True)
-        too_long = [i for i, row in enumerate(ids) if len(row) > self.max_length]
-        if too_long:
-            warnings.warn(
-                f"{len(too_long)} sentence(s) longer than max_length={self.max_length} tokens were cut "
-                f"to fit (first: #{too_long[0]}); translate shorter pieces for a full translation.",
-                stacklevel=3,
-            )
-            ids = [row if len(row) <= self.max_length else row[: self.max_length - 1] + [END_ID] for row in ids]
+        ids = cut_to_fit(self.source_tokenizer.encode(texts, add_start_end=True), self.max_length, stacklevel=4)
         width = max(len(row) for row in ids)
         return np.array([row + [PAD_ID] * (width - len(row)) for row in ids], np.int32)
 

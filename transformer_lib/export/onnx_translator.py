@@ -107,20 +107,14 @@ class OnnxTranslator:
         (greedy for `beam_size` 1, else beam search with `alpha`, by default the manifest's `beam_alpha`), a
         text longer than `max_length` pieces cut to its beginning (with a warning, as `Translator` does).
         Called like a `Translator`, so `evaluate_bleu(OnnxTranslator(folder), pairs)` scores the page."""
-        import warnings
-
         from transformer_lib.data.tokenizer import SubwordTokenizer
+        from transformer_lib.decoding.translator import cut_to_fit
 
         if self.tokenizers is None:
             self.tokenizers = tuple(SubwordTokenizer.load(self.directory / f"{side}.model") for side in ("source", "target"))
         single, longest = isinstance(texts, str), self.manifest["max_length"]
         alpha = self.manifest.get("beam_alpha", 0.6) if alpha is None else alpha
-        rows = self.tokenizers[0].encode([texts] if single else list(texts), add_start_end=True)
-        too_long = [i for i, row in enumerate(rows) if len(row) > longest]
-        if too_long:
-            warnings.warn(f"{len(too_long)} sentence(s) longer than max_length={longest} tokens were cut to fit (first: "
-                          f"#{too_long[0]}); translate shorter pieces for a full translation.", stacklevel=2)
-        rows = [row[: longest - 1] + [END_ID] if len(row) > longest else row for row in rows]  # as the page cuts
+        rows = cut_to_fit(self.tokenizers[0].encode([texts] if single else list(texts), add_start_end=True), longest)
         found = [self.greedy(row) if beam_size == 1 else self.beam(row, beam_size, alpha) for row in rows]
         translations = [self.tokenizers[1].decode(ids) for ids in found]  # decode leaves END out
         return translations[0] if single else translations

@@ -15,6 +15,7 @@ overconfident while its translations still improve, so the loss picks too early 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import warnings
 from pathlib import Path
@@ -155,12 +156,26 @@ def select_weights(model, directory: Path, score, average_last: int = 5, verbose
 
 
 def bleu_score(tokenizers, pairs, max_length: int = 64, beam_size: int = 1):
-    """A `score(model)` function: sacreBLEU of the model's translations of `pairs` (greedy by default)."""
+    """A `score(model)` function: sacreBLEU of the model's translations of `pairs` (greedy by default).
+
+    It remembers what it translated, by the model's trainable weights: `score.evaluate(model)` gives
+    `evaluate_bleu`'s whole result (the translations and reference streams too, for `paired_bootstrap`),
+    and weights scored once are not translated again."""
     from transformer_lib.decoding.translator import Translator
     from transformer_lib.decoding.bleu import evaluate_bleu
 
-    def score(model) -> float:
-        translator = Translator(model, *tokenizers, max_length=max_length)
-        return evaluate_bleu(translator, pairs, beam_size=beam_size, verbose=False)["bleu"]
+    found = {}
 
+    def evaluate(model) -> dict:
+        weights = b"".join(np.ascontiguousarray(w.numpy()).tobytes() for w in model.trainable_weights)
+        key = hashlib.sha256(weights).hexdigest()
+        if key not in found:
+            translator = Translator(model, *tokenizers, max_length=max_length)
+            found[key] = evaluate_bleu(translator, pairs, beam_size=beam_size, verbose=False)
+        return found[key]
+
+    def score(model) -> float:
+        return evaluate(model)["bleu"]
+
+    score.evaluate = evaluate
     return score
