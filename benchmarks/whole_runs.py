@@ -1,11 +1,12 @@
 """Whole runs in chapter 7's budget: a short study's winner trained as chapter 7 trains its recipe, then scored.
 
-    python -m benchmarks.whole_runs --name NAME [--preset wide] [--corpus C] [--epochs N] [--keep K] [--folder F]
+    python -m benchmarks.whole_runs --name NAME [--preset wide] [--corpus C] [--tie-output] [--epochs N] [--keep K]
+                                    [--folder F]
 
 The studies' eight-epoch rows rank how fast a change learns; a whole run says where it ends within the 40
 minutes of training that chapter 7 allows. This trains `tl.Recipe()` with the changes given (`--preset`,
-`--corpus`, and `--epochs`: as many as fit in that budget) by `tl.train_translator`, as chapter 7 does, into
-`--folder` (default runs/whole-runs/NAME, not committed; a finished run there is scored without training
+`--corpus`, `--tie-output`, and `--epochs`: as many as fit in that budget) by `tl.train_translator`, as chapter 7
+does, into `--folder` (default runs/whole-runs/NAME, not committed; a finished run there is scored without training
 again), keeping the weights of the last `--keep` epochs. Then it scores them on Tatoeba's validation split as
 chapter 7 chooses its weights (beam 4, alpha 0.6): the last epoch's weights and the averages of the last 3, 5
 and 10 kept epochs. It adds an entry to `whole_runs.json`: the recipe and sizes, machine, date, minutes of
@@ -78,7 +79,8 @@ def whole_run(name: str, folder: Path, keep: int, out: Path = OUT, **changes) ->
              "val_greedy_bleu": [round(v, 2) for v in history["val_score"]],
              **score_run(translator, folder, recipe, val_pairs)}
     record = json.loads(out.read_text()) if out.is_file() else {"what": __doc__.split("\n\n")[0], "runs": {}}
-    record["command"] = "python -m benchmarks.whole_runs --name NAME [--preset P] [--corpus C] --epochs N --keep K"
+    record["command"] = ("python -m benchmarks.whole_runs --name NAME [--preset P] [--corpus C] [--tie-output] "
+                         "--epochs N --keep K")
     record["runs"][name] = entry
     out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return entry
@@ -89,13 +91,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--name", required=True, help="the entry's name in the record")
     parser.add_argument("--preset", default=None)
     parser.add_argument("--corpus", default=None)
+    parser.add_argument("--tie-output", action="store_true", default=None, help="the target embedding as output layer")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--keep", type=int, default=5, help="keep the weights of the last K epochs (default 5)")
     parser.add_argument("--folder", type=Path, default=None, help="the run's folder (default runs/whole-runs/NAME)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    changes = {key: value for key, value in (("preset", args.preset), ("corpus", args.corpus), ("epochs", args.epochs))
-               if value is not None}
+    given = {"preset": args.preset, "corpus": args.corpus, "epochs": args.epochs, "tie_output": args.tie_output}
+    changes = {key: value for key, value in given.items() if value is not None}
     folder = args.folder or ROOT / "runs" / "whole-runs" / args.name
     entry = whole_run(args.name, folder, args.keep, args.out, **changes)
     print(f"{args.name}: {entry['train_minutes']} min of training; validation beam BLEU "

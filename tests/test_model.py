@@ -100,6 +100,19 @@ def test_shared_embeddings_are_one_matrix_used_three_times(rng):
     np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_a_tied_output_layer_is_the_target_embedding_with_two_vocabularies(rng):
+    tied = Transformer(**TINY, tie_output=True)  # source 50 pieces, target 60
+    separate = Transformer(**TINY)
+    source, target = random_ids(rng, 2, 5, 50), random_ids(rng, 2, 4, 60)
+    logits = np.asarray(tied((source, target), training=False))
+    separate((source, target))
+    assert tied.final_layer is None and tied.encoder.embedding is not tied.decoder.embedding
+    assert count_parameters(separate) - count_parameters(tied) == 32 * 60 + 60  # the output layer's kernel and bias
+    decoder_out, _ = tied.decoder(target, tied.encoder(source, training=False), source, training=False)
+    expected = np.asarray(decoder_out, np.float64) @ np.asarray(tied.decoder.embedding.embeddings, np.float64).T
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_pre_ln_adds_one_final_norm_per_stack(rng):
     post = Transformer(**TINY)
     pre = Transformer(**TINY, norm_first=True)
@@ -111,7 +124,7 @@ def test_pre_ln_adds_one_final_norm_per_stack(rng):
 
 @pytest.mark.parametrize(
     "options",
-    [dict(), dict(norm_first=True, share_embeddings=True, target_vocab_size=50), dict(activation="gelu"),
+    [dict(), dict(norm_first=True, share_embeddings=True, target_vocab_size=50), dict(tie_output=True), dict(activation="gelu"),
      dict(attention_dropout=0.2, activation_dropout=0.3)],
 )
 def test_saved_model_reloads_with_identical_outputs(options, tmp_path, rng):
@@ -270,7 +283,8 @@ def test_a_preset_model_is_built_from_one_config_that_its_saved_config_gives_bac
     assert model.hyperparameters == {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "input_vocab_size": 40,
                                      "target_vocab_size": 30, "dropout_rate": 0.1, "norm_first": False,
                                      "share_embeddings": False, "max_length": 16, "activation": "relu",
-                                     "learned_positions": False, "attention_dropout": 0.0, "activation_dropout": 0.0}
+                                     "learned_positions": False, "attention_dropout": 0.0, "activation_dropout": 0.0,
+                                     "tie_output": False}
     assert Transformer.from_config(model.get_config()).config == model.config
     assert model.encoder.config is model.config and model.decoder.config is model.config  # one config, down to the stacks
 

@@ -125,6 +125,12 @@ def test_a_run_records_its_whole_recipe_and_refuses_to_resume_with_another(tmp_p
     (out / "checkpoints" / "settings.json").write_text(json.dumps(saved))
     with pytest.raises(ValueError, match="shuffle_batches=None before"):
         tl.train_translator(out, recipe, epochs=2, verbose=0)
+    saved = {**saved, "shuffle_batches": recipe.shuffle_batches}
+    del saved["tie_output"]  # a run from before tie_output: its output layer was its own
+    (out / "checkpoints" / "settings.json").write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="tie_output=False before, True now"):
+        tl.train_translator(out, recipe, epochs=2, tie_output=True, verbose=0)
+    assert tl.train_translator(out, recipe, epochs=2, verbose=0)["history"]["epoch"] == [1, 2]  # resumed
 
 
 def test_training_for_a_log_file_prints_one_plain_line_per_epoch(capsys):

@@ -96,6 +96,8 @@ def add_train_parser(commands) -> None:
                        help="also try the average of the last N epochs' weights (§6.1) (default: %d)" % RECIPE.average_last)
     train.add_argument("--norm-first", action=argparse.BooleanOptionalAction, default=None,
                        help="pre-LN (--no-norm-first: the paper's post-LN) (default: %s)" % RECIPE.norm_first)
+    train.add_argument("--tie-output", action=argparse.BooleanOptionalAction, default=None,
+                       help="the target embedding is also the output layer (default: %s)" % RECIPE.tie_output)
     train.add_argument("--mixed-precision", action="store_true", help="mixed_float16 (on a GPU)")
     train.add_argument("--xla", action="store_true", help="compile the training step with XLA")
     train.add_argument("--seed", type=int, default=None)

@@ -36,6 +36,8 @@ class TransformerConfig:
         learned_positions: learn one vector per position instead of the sinusoids (Table 3, row E).
         attention_dropout: dropout on the attention weights; activation_dropout: on the feed-forward's
             inner activations. Not in the paper (default 0: none); regularizers for small corpora.
+        tie_output: the target embedding matrix is also the output layer (Press & Wolf 2017), with
+            two vocabularies; `share_embeddings` ties the source embedding to them as well (§3.4).
     """
 
     num_layers: int = 6
@@ -52,6 +54,7 @@ class TransformerConfig:
     learned_positions: bool = False
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
+    tie_output: bool = False
 
     def __post_init__(self):
         require_positive_int("num_layers", self.num_layers)

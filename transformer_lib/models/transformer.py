@@ -48,9 +48,9 @@ class Transformer(keras.Model):
                                          config.learned_positions, name="shared_embedding")
         self.encoder = Encoder(config, vocab_size=config.input_vocab_size, embedding=shared, name="encoder")
         self.decoder = Decoder(config, vocab_size=config.target_vocab_size, embedding=shared, name="decoder")
-        # §3.4: with shared embeddings the output layer reuses the embedding matrix (transposed).
-        self.final_layer = None if config.share_embeddings else keras.layers.Dense(config.target_vocab_size,
-                                                                                   name="final_layer")
+        # §3.4: with shared embeddings (or a tied output) the output layer reuses the target embedding, transposed.
+        tied = config.share_embeddings or config.tie_output
+        self.final_layer = None if tied else keras.layers.Dense(config.target_vocab_size, name="final_layer")
 
     @property
     def hyperparameters(self) -> dict:

@@ -55,7 +55,7 @@ class Recipe:
     segments the training sentences anew each time (BPE-dropout, `make_batches`). Model: the
     `preset`, its dropout or `dropout_rate`, dropout on the attention weights and the feed-forward's
     inner activations (`attention_dropout`, `activation_dropout`; not in the paper), `norm_first` for
-    pre-LN (False: the paper's post-LN).
+    pre-LN (False: the paper's post-LN), `tie_output` for the target embedding as the output layer too.
     Optimizer (§5.3): warm-up for `warmup_steps` updates, or for `warmup_ratio` of the run when
     `warmup_steps` is None, up to the schedule's own peak or `peak_rate`. Objective: `label_smoothing`
     (§5.4). Run: `epochs`, `average_last` epochs' weights also tried (§6.1), `seed`.
@@ -68,7 +68,8 @@ class Recipe:
     the compiled loss (36.3 minutes in chapter 7's run); of that run's last 5, 10 and 15 epochs, the
     average of the last 5 validated best (chapter 7). The `wide` preset (3 layers of width 256) learned
     far more in eight epochs, but over a whole run of 40 minutes it only drew level
-    (`benchmarks/whole_runs.json`), so the recipe keeps `small`.
+    (`benchmarks/whole_runs.json`), so the recipe keeps `small`; so did the output layer tied to the target
+    embedding (`tie_output`), which stays off.
     """
 
     corpus: str = "tatoeba+smartool/rus-eng"
@@ -91,11 +92,14 @@ class Recipe:
     activation_dropout: float = 0.0
     label_smoothing: float = 0.2
     norm_first: bool = True
+    tie_output: bool = False
     average_last: int = 5
     seed: int = 0
 
     # what a run may change when it resumes: it may train longer and try other averages
     NOT_SHAPING = ("epochs", "average_last")
+    # settings added after runs were recorded, and their value in a record made before they existed
+    ADDED_LATER = {"tie_output": False}
 
     def __post_init__(self):
         require_preset(self.preset)
@@ -155,12 +159,12 @@ class Recipe:
 
     def model_config(self, input_vocab_size: int, target_vocab_size: int, **sizes) -> TransformerConfig:
         """The `TransformerConfig` this recipe trains: its preset, with `sizes` changed, the recipe's
-        dropouts (or the preset's), pre- or post-LN, shared embeddings, the vocabularies given."""
+        dropouts (or the preset's), pre- or post-LN, shared embeddings or tied output, the vocabularies given."""
         dropout = {} if self.dropout_rate is None else {"dropout_rate": self.dropout_rate}
         return PRESETS[self.preset].replace(
             input_vocab_size=input_vocab_size, target_vocab_size=target_vocab_size, max_length=self.max_length,
             norm_first=self.norm_first, share_embeddings=self.joint_vocab, attention_dropout=self.attention_dropout,
-            activation_dropout=self.activation_dropout, **dropout, **sizes)
+            activation_dropout=self.activation_dropout, tie_output=self.tie_output, **dropout, **sizes)
 
     def model(self, tokenizers, **sizes) -> Transformer:
         """The recipe's `Transformer` for `tokenizers` (source, target): `model_config`'s."""
@@ -199,7 +203,7 @@ def train_translator(out: str | Path, recipe: Recipe | None = None, *, xla: bool
         raise NotADirectoryError(f"out={out} is a file; the translator needs a directory. Choose another path.")
     require_memory(recipe)
     with run_lock(out):  # one run at a time in `out`
-        out = prepare_run(out, settings, restart)
+        out = prepare_run(out, settings, restart, Recipe.ADDED_LATER)
         finished = finished_record(out, recipe.epochs)
         if finished is not None:  # nothing left to train: neither tokenizers nor model are made again
             if verbose:

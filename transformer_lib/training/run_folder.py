@@ -34,16 +34,17 @@ def finished_message(out: Path, done: int, asked: int) -> str:
             "Ask for more epochs to train on, or choose another out (or restart=True, --restart) for a new run.")
 
 
-def prepare_run(out: Path, settings: dict, restart: bool) -> Path:
+def prepare_run(out: Path, settings: dict, restart: bool, added_later: dict | None = None) -> Path:
     """Compare a run's settings (its recipe checked them) with the run in `out` that a call would
-    resume, before any long work; `restart` deletes that run instead."""
+    resume, before any long work; `restart` deletes that run instead. `added_later`: settings that
+    runs recorded earlier lack, with the value those runs had (not a difference)."""
     checkpoints = out / "checkpoints"
     if restart:
         shutil.rmtree(checkpoints, ignore_errors=True)
         (out / RECORD_FILE).unlink(missing_ok=True)
     saved = checkpoints / SETTINGS_FILE
     if saved_checkpoints(checkpoints):  # found even without TensorFlow's index file
-        before = saved_settings(out, settings)
+        before = {**(added_later or {}), **saved_settings(out, settings)}
         changed = [f"{name}={before.get(name)!r} before, {value!r} now" for name, value in settings.items()
                    if before.get(name) != value]
         if changed:
@@ -74,4 +75,4 @@ def saved_settings(out: Path, settings: dict) -> dict:
         )
     earlier = read_json(record, remedy)
     warnings.warn(f"{saved} is missing; the run's settings were read from its record {record}.", stacklevel=4)
-    return {name: earlier.get(name) for name in settings}
+    return {name: earlier[name] for name in settings if name in earlier}  # a missing one: compared as None
