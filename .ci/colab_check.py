@@ -91,6 +91,9 @@ def run_setup_cell_as_colab(python: Path) -> None:
     fake_colab = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('google.colab')\n"
     with tempfile.NamedTemporaryFile("w", suffix=".ipy", delete=False) as script:
         script.write(fake_colab + cell)
+    # A fresh Colab runtime has no transformer_lib. The copy an earlier check left in .venv-colab has the same
+    # version number, so the setup cell's pip would keep it and the chapters would run an older library than HEAD.
+    run(python, "-m", "pip", "uninstall", "--quiet", "--yes", "transformer_lib")
     try:
         run(python.parent / "ipython", "--quick", "--no-banner", script.name)
     finally:

@@ -104,6 +104,21 @@ def test_colab_checks_environment_is_prepared_once_per_set_of_requirements(tmp_p
     assert done == ["wheels", "install"] * 2
 
 
+def test_colab_check_removes_an_earlier_copy_of_the_library_before_the_setup_cell_installs_head(monkeypatch):
+    """The setup cell's pip keeps an installed transformer_lib of the same version: the check must start as a fresh
+    runtime does, without one, or it runs the chapters on the library of an earlier check."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("colab_check", ROOT / ".ci" / "colab_check.py")
+    colab_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(colab_check)
+    done = []
+    monkeypatch.setattr(colab_check, "run", lambda *command, **options: done.append([str(c) for c in command]))
+    colab_check.run_setup_cell_as_colab(Path("/venv/bin/python"))
+    uninstall = ["/venv/bin/python", "-m", "pip", "uninstall", "--quiet", "--yes", "transformer_lib"]
+    assert done[0] == uninstall and done[1][0] == "/venv/bin/ipython"  # removed first, then the setup cell
+
+
 def test_the_shared_tiny_translator_is_assembled_again_when_the_library_its_weights_or_settings_change(
         tmp_path, monkeypatch):
     import shutil
