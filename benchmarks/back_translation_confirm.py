@@ -27,19 +27,19 @@ from benchmarks import processor
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).resolve().parent / "back_translation_confirm.json"
 CORPUS = "tatoeba+smartool+bt/rus-eng"
-# chapter 7's recipe when the confirmation ran: today's with the small preset (the width-256 `wide` preset came after)
+# chapter 7's recipe: today's, with the small preset
 SMALL = dict(preset="small")
-# what to set it beside: chapter 7's run of that recipe without synthetic pairs when the confirmation ran (on an
-# Intel Xeon; chapter 7 has trained the recipe again since), read from the record that keeps it
+# what to set it beside: a run of that recipe without synthetic pairs on the same kind of machine (an Intel Xeon),
+# read from the record that keeps it
 WHOLE_RUNS = Path(__file__).resolve().parent / "whole_runs.json"
 BASELINE_RUN = "small, another run (Intel Xeon)"  # its name in whole_runs.json
 
 
 def baseline() -> dict:
-    """The run of the small recipe that this record sets its runs beside (chapter 7's when it ran)."""
+    """The run of the small recipe that this record sets its runs beside."""
     run = json.loads(WHOLE_RUNS.read_text())["runs"][BASELINE_RUN]
-    return {"what": "chapter 7's published run of that recipe (small preset): tatoeba+smartool/rus-eng, 29 epochs, "
-                    "no synthetic pair", "cpu": "a 2-core Intel Xeon with AVX-512",
+    return {"what": f"another run of chapter 7's recipe (small preset; \"{BASELINE_RUN}\" in whole_runs.json): "
+                    "tatoeba+smartool/rus-eng, 29 epochs, no synthetic pair", "cpu": "a 2-core Intel Xeon with AVX-512",
             **{key: run[key] for key in ("updates", "train_minutes", "batches_per_epoch", "val_beam_bleu", "val_greedy_bleu")}}
 
 
