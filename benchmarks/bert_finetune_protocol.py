@@ -1,4 +1,4 @@
-"""Does the way chapter 9's fine-tuning is batched change what pretraining is worth? (#44)
+"""Does the way chapter 9's fine-tuning is batched change what pretraining is worth?
 
     python -m benchmarks.bert_finetune_protocol SAVED --model pretrained|scratch --protocol reviews|buckets
         [--size 2,128,4,512] [--norm-first] [--clip weight|global] [--lr 1e-3] [--labels 1000]

@@ -1,4 +1,4 @@
-"""Chapter 9's question on the CPU, with the library's own models (#44): does masked-LM pretraining
+"""Chapter 9's question on the CPU, with the library's own models: does masked-LM pretraining
 that fits a chapter's budget on two cores make the small BERT beat the same model from scratch at
 1,000 labels?
 

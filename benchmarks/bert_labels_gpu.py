@@ -1,10 +1,10 @@
-"""A screen for chapter 9 (#44), on a lent GPU: how long must the small BERT pretrain (masked language
+"""A screen for chapter 9 on one GPU, with the small BERT written in plain JAX: how long must the small BERT pretrain (masked language
 modelling on the training reviews' text) before it beats the same model from scratch at 1,000 labels?
 
     python -m benchmarks.bert_labels_gpu prepare .gpu44          # here: tokenizer, token ids of the reviews
     python benchmarks/bert_labels_gpu.py screen .gpu44 OUT.json  # there: JAX only (no TensorFlow, no Keras)
 
-A screen, not the chapter's result: the device this course borrows has JAX but neither TensorFlow nor
+A screen, not the chapter's result: the GPU machine it runs on has JAX but neither TensorFlow nor
 Keras, so `screen` writes chapter 9's model out in plain JAX (pre-norm encoder layers, mean pooling
 over real tokens, BERT's 80/10/10 masking of 15% of the tokens, the output layer tied to the
 embedding) to find the pretraining length, learning rates and masking worth measuring on the CPU with

@@ -1,5 +1,5 @@
-"""What chapter 9's parts cost on this machine (#44): training and reading speed of each model it trains,
-in tokens per second, so that the chapter's 60-minute budget can be planned from measurements.
+"""What chapter 9's parts cost on this machine: training and reading speed of each model it trains,
+in tokens per second, so that the chapter's training time can be planned from measurements.
 
     python -m benchmarks.chapter9_budget [--seconds 40] [--precisions float32,mixed_bfloat16] [--threads N] [--out FILE] [--toy]
 

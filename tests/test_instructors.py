@@ -35,13 +35,35 @@ def test_the_chapter_map_gives_each_chapter_its_points(path):
         f"{path.name}: {code} code exercise(s) at 10 points and {questions} question(s) at 5")
 
 
+def _rubric_prefix(path: Path) -> str:
+    """The rubric rows' prefix of a chapter: its number ("10" for 10.4), or "A" for the appendix (A.1, A.2, ...)."""
+    return "A" if _map_row(path)[0].startswith("[Appendix") else str(int(path.name[:2]))
+
+
+def _rubric_ids() -> list[str]:
+    """The id of every rubric row, in order: "1.2", "10.4", "A.2–A.5", ..."""
+    rubric = GUIDE.split("### Rubric for the question exercises", 1)[1].split("<!-- end key only -->", 1)[0]
+    return re.findall(r"^\| ((?:\d+|A)\.\d+(?:–(?:\d+|A)\.\d+)?) \(", rubric, re.M)
+
+
 def test_every_question_exercise_has_a_rubric_row():
-    rubric = GUIDE.split("### Rubric for the question exercises", 1)[1]
+    ids = _rubric_ids()
     for path in CHAPTERS:
-        number = int(path.name[:2])
+        prefix = _rubric_prefix(path)
         code, questions = _exercises(nbformat.read(path, as_version=4))
-        rows = re.findall(rf"^\| {number}\.[\d, –.-]+", rubric, re.M)
-        assert (questions > 0) == bool(rows), f"chapter {number}: {questions} question(s), rubric rows {rows}"
+        rows = [row for row in ids if row.split(".", 1)[0] == prefix]
+        assert (questions > 0) == bool(rows), f"{path.stem}: {questions} question(s), rubric rows {rows}"
+
+
+def test_every_rubric_row_has_an_id_of_its_own():
+    ids = _rubric_ids()
+    assert ids, "instructors.md's rubric has no rows"
+    exercises = []
+    for row in ids:  # "A.2–A.5" stands for each exercise of the range
+        prefix, first, last = row.split(".", 1)[0], row.split(".", 1)[1].split("–")[0], row.rsplit(".", 1)[1]
+        exercises += [f"{prefix}.{n}" for n in range(int(first), int(last) + 1)]
+    repeated = sorted({e for e in exercises if exercises.count(e) > 1})
+    assert not repeated, f"rubric rows share an id: {repeated}"
 
 
 def _stored_training_minutes() -> tuple[str, str]:

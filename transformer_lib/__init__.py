@@ -26,7 +26,7 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
     utils/          checks, sublayers, arguments, quiet, json_records, memory_budget, machine_description
 
 and two leaves at the root that any folder may read: config (TransformerConfig, every size of a model in
-one frozen dataclass, and PRESETS, Table 3's sizes) and _version.
+one frozen dataclass, and PRESETS: tiny, small and wide for a CPU, Table 3's base and big) and _version.
 
 Every name a chapter uses is importable from the root: `import transformer_lib as tl; tl.MultiHeadAttention`.
 """

@@ -136,7 +136,8 @@ def add_export_web_parser(commands) -> None:
                             "beam search (default: the translator's own, saved with it; 0.6 unless chosen)")
     export_web.add_argument("--about", default=None, help='JSON the page shows about the model, e.g. \'{"test_bleu": 35.2}\'')
     export_web.add_argument("--tie", type=non_negative_float, default=None, help="where the int8 graphs choose "
-                            "otherwise than the model, how much better (nats) the model may find its own choice "
+                            "otherwise than the model, how much better (nats) the model may find its own token where the two "
+                            "translations first part "
                             "(default: 0.1, a near tie; 0: any difference fails)")
 
 

@@ -28,7 +28,7 @@ class TransformerConfig:
         input_vocab_size, target_vocab_size: the two vocabularies (id 0 = padding); None until the
             tokenizers are known (a preset has none).
         dropout_rate: the paper's P_drop (§5.4): on each sub-layer's output and on the embeddings.
-        norm_first: False: post-LN, as in the paper; True: pre-LN (Xiong et al. 2020).
+        norm_first: False: post-LN, as in the paper; True: pre-LN (analysed by Xiong et al. 2020).
         share_embeddings: one matrix for both embeddings and the output layer (§3.4); needs one
             joint vocabulary, so the two sizes must be equal.
         max_length: the longest source or target sequence.

@@ -1,8 +1,8 @@
-"""A first run in a minute (chapter 6): the model the student assembled, trained on numbers.
+"""A first run in about a minute and a half (chapter 6): the model the student assembled, trained on numbers.
 
 The synthetic corpus (`transformer_lib.data.synthetic`) spells numbers in Russian and in English words;
 here the numbers 0 to 9,999, one word a token, so the vocabularies are tiny and a 2-core CPU trains a
-small Transformer to translate numbers it never saw in about a minute. The chapter calls
+small Transformer to translate numbers it never saw in about a minute and a half. The chapter calls
 
     result = first_run(Transformer)          # your class, with your layers or the library's
     check_first_run(result)                  # did it learn?

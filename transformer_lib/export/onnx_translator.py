@@ -146,10 +146,13 @@ def keras_margin(translator, source_ids, keras: list[int], page: list[int]) -> f
     position where the two differ, the log-probability of the Keras token minus that of the page's,
     after their common prefix. 0 for the same ids.
 
-    For greedy search this is the very choice that went the other way (so it is >= 0). A beam search
-    weighs whole hypotheses, and a small gap where the two part says that the model found both
-    continuations about as likely there; a broken graph parts from it at tokens the model finds far
-    apart. A small margin is a near tie, which int8 weights may tip either way."""
+    For greedy search this is the very choice that went the other way (so it is >= 0): a small margin is a
+    near tie, which int8 weights may tip, and a broken graph parts from the model at tokens it finds far
+    apart. A beam search ranks whole hypotheses by their totals (the finished ones divided by the length
+    penalty), so what int8 weights tip there is a comparison of two totals, and the translations can part at
+    tokens far apart, or with a negative margin: for beam search this says where the two part and by how
+    much the model prefers its token there, not how close the tipped comparison was (chapter 8 prints both
+    searches' margins on validation sentences)."""
     keras, page = [int(i) for i in keras], [int(i) for i in page]
     if keras == page:
         return 0.0

@@ -54,8 +54,10 @@ REFERENCE_SENTENCES = (
     "Она читает книгу в парке.",
     "Шварценеггер приехал во Владивосток.",
 )
-# How much better (in nats) the Keras model may find its own choice than the int8 graphs' for the export to
-# keep them: int8 weights move the logits by a few hundredths, which tips only choices that were that close.
+# How much better (in nats) the Keras model may find its own token than the int8 graphs' where their translations
+# part (`keras_margin`) for the export to keep them: greedy choices that int8 weights tip are that close. A beam
+# search ranks whole hypotheses, and a tipped tie of two totals can part at tokens further apart, so for beam
+# search this limit is stricter than a near tie (see `keras_margin`).
 NEAR_TIE = 0.1
 
 

@@ -1,7 +1,7 @@
 """The "Add & Norm" box around every sub-layer (§3.1, §5.4), post-LN or pre-LN.
 
 Post-LN, the paper's choice:  LayerNorm(x + Dropout(Sublayer(x)))
-Pre-LN (Xiong et al. 2020):   x + Dropout(Sublayer(LayerNorm(x))), plus one final LayerNorm
+Pre-LN (tensor2tensor, 2018): x + Dropout(Sublayer(LayerNorm(x))), plus one final LayerNorm
                               after the whole stack (see `Encoder` and `Decoder`).
 
 Pre-LN keeps an identity path from input to output, so gradients at the first layers stay well

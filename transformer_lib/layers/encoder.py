@@ -29,7 +29,7 @@ class BaseTransformerLayer(keras.layers.Layer):
     Args:
         d_model, num_heads, dff: sizes, as in the paper.
         dropout_rate: P_drop of §5.4.
-        norm_first: False for post-LN (the paper), True for pre-LN (Xiong et al. 2020).
+        norm_first: False for post-LN (the paper), True for pre-LN (analysed by Xiong et al. 2020).
         activation: the feed-forward activation ("relu" in the paper).
         attention_dropout, activation_dropout: dropout on the attention weights and on the
             feed-forward's inner activations (not in the paper; default 0: none).

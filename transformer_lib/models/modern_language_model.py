@@ -1,7 +1,7 @@
 """The decoder-only language model with the changes since 2017, each switched on by its own argument
 (the chapter "Since 2017" measures them one at a time and all together):
 
-    norm_first     pre-LN instead of the paper's post-LN (Xiong et al. 2020; chapter 6)
+    norm_first     pre-LN instead of the paper's post-LN (chapter 6)
     rms_norm       RMSNorm instead of LayerNorm (Zhang & Sennrich 2019)
     rotary         rotary position embeddings in every attention layer instead of the sinusoids added
                    once at the bottom (Su et al. 2021)

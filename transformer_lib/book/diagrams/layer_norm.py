@@ -15,7 +15,7 @@ def layer_norm_placement_diagram(ax=None):
 
     ax = _axes(ax, (0, 10.0), (-0.75, 5.4))
     panels = [(2.4, "post-LN (the paper, §3.1)\nLayerNorm(x + Sublayer(x))", ["sublayer", "norm"]),
-              (7.4, "pre-LN (Xiong et al. 2020)\nx + Sublayer(LayerNorm(x))", ["norm", "sublayer"])]
+              (7.4, "pre-LN (GPT-2 and most models since)\nx + Sublayer(LayerNorm(x))", ["norm", "sublayer"])]
     texts = {"sublayer": "sublayer\n(attention or FFN)", "norm": "LayerNorm"}
     for cx, title, order in panels:
         ax.text(cx, 5.3, title, ha="center", va="top", fontsize=9.5)
