@@ -163,6 +163,25 @@ def test_resumed_training_ends_with_the_same_weights(synthetic_tokenizers, tmp_p
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)  # exact in practice on CPU; 1e-6 allows for rounding
 
 
+def test_the_order_of_the_batches_does_not_depend_on_whether_the_model_was_built(synthetic_tokenizers):
+    """A shuffled dataset draws a new order each time it is read, and `train` reads one batch to build the model:
+    it reads it whether or not the model is built, so a chapter that builds its model first (to count its
+    weights) trains on the same batches, in the same order, as `train_translator`, which does not."""
+    tokenizers = synthetic_tokenizers
+    unshuffled = tl.make_batches(tl.load_parallel_corpus("synthetic", "validation"), tokenizers, shuffle=False,
+                                 batch_tokens=512, max_length=24, verbose=False)
+    losses = {}
+    for built in (False, True):
+        keras.utils.set_random_seed(7)
+        model = small_model(tokenizers)
+        if built:
+            (source, target_in), _ = next(iter(unshuffled))
+            model((source, target_in))
+        history = train(model, synthetic_dataset(tokenizers), epochs=2, optimizer=make_optimizer(32, 50), verbose=0)
+        losses[built] = history["loss"]
+    np.testing.assert_allclose(losses[True], losses[False], rtol=0, atol=1e-6)
+
+
 def test_training_reduces_the_loss_and_reports_history(synthetic_batches):
     tokenizers, dataset = synthetic_batches
     model = small_model(tokenizers)

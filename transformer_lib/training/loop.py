@@ -28,7 +28,7 @@ from transformer_lib.training.selection import repair_kept_weights
 # `masked_loss` compiled by XLA (`jit_compile=True`): its passes over the (batch, len, vocab) logits
 # (log-softmax, the label's entry, the mean, and their gradients) fuse into a few loops, and a step of
 # chapter 7's recipe takes ~11% less time on a CPU (`benchmarks/compiled_loss.json`). Only the loss:
-# XLA compiles once per batch shape, ~0.5 s for the loss but ~12 s for the whole step.
+# XLA compiles once per batch shape, ~0.5 s for the loss but ~7 s for the whole step (benchmarks/results.json).
 _xla_loss = tf.function(masked_loss, jit_compile=True, reduce_retracing=True)
 
 
@@ -247,9 +247,12 @@ def evaluate_loss(batches, evaluate) -> tuple[float, float]:
 
 
 def _build(model: keras.Model, optimizer: keras.optimizers.Optimizer, dataset: tf.data.Dataset) -> None:
-    """Create the model's and the optimizer's variables before a checkpoint is restored into them."""
+    """Create the model's and the optimizer's variables before a checkpoint is restored into them.
+
+    One batch is read whether or not the model is built: a shuffled dataset draws a new order each time
+    it is read, so the run's order of batches does not depend on whether the caller built the model."""
+    (source, target_in), _ = next(iter(dataset.take(1)))
     if not model.built:
-        (source, target_in), _ = next(iter(dataset.take(1)))
         model((source[:1], target_in[:1]), training=False)
     optimizer.build(model.trainable_variables)
 
