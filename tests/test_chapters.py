@@ -448,6 +448,46 @@ def test_chapter_7s_stored_output_prints_todays_recipe():
     assert settings == expected, "chapter 7 ran with another recipe: run it again (it trains) or refresh the cell"
 
 
+EPOCH_LINE = re.compile(r"Epoch (\d+)/\d+: .*?val_loss ([\d.]+) .*?val_score ([\d.]+)(.*)")
+
+
+def training_log_problems(printed: str, run: dict) -> list[str]:
+    """What keeps chapter 7's stored training output from being the log of the recorded run, trained in the cell:
+    an epoch resumed instead of trained, an epoch missing, or a validation loss or BLEU the record does not hold."""
+    epochs = [match.groups() for match in map(EPOCH_LINE.search, printed.splitlines()) if match]
+    problems = [f"epoch {epoch} was trained before this call: a resume, not the training" for epoch, *_, rest in
+                epochs if "before this call" in rest]
+    if [int(epoch) for epoch, *_ in epochs] != list(range(1, len(run["val_loss"]) + 1)):
+        problems.append(f"epochs {[int(epoch) for epoch, *_ in epochs]}, the record has {len(run['val_loss'])}")
+    problems += [f"epoch {epoch}: val_loss {loss}, val BLEU {bleu}; the record: {run['val_loss'][int(epoch) - 1]}, "
+                 f"{run['val_greedy_bleu'][int(epoch) - 1]}" for epoch, loss, bleu, _ in epochs
+                 if int(epoch) <= len(run["val_loss"]) and (abs(float(loss) - run["val_loss"][int(epoch) - 1]) > 5e-5
+                                                            or abs(float(bleu) - run["val_greedy_bleu"][int(epoch) - 1]) > 5e-3)]
+    return problems
+
+
+def test_chapter_7s_stored_output_is_the_training_of_the_recorded_run():
+    """The reader sees the run as it trained: the training cell's log, epoch by epoch the run whose record
+    (benchmarks/whole_runs.json, "small (chapter 7)") the performance appendix and chapter 8's translator come from."""
+    cells = json.loads((ROOT / "chapters" / "07_training.ipynb").read_text())["cells"]
+    printed = _output_text(next(cell for cell in cells if cell.get("id") == "08aee8ed"))
+    run = json.loads((ROOT / "benchmarks" / "whole_runs.json").read_text())["runs"]["small (chapter 7)"]
+    problems = training_log_problems(printed, run)
+    assert not problems, "train chapter 7 again (make execute): " + "; ".join(problems)
+
+
+def test_the_training_log_check_catches_a_resume_and_another_run():
+    run = {"val_loss": [6.11, 5.5965], "val_greedy_bleu": [0.09, 1.16]}
+    trained = ("Epoch 1/2: 362 updates in 111 s  loss 7.0997  val_loss 6.1100  val_accuracy 0.2469  val_score 0.09\n"
+               "Epoch 2/2: 362 updates in 75 s  loss 5.7297  val_loss 5.5965  val_accuracy 0.3377  val_score 1.16\n")
+    assert training_log_problems(trained, run) == []
+    resumed = trained.replace("\n", "  (before this call)\n")
+    assert len(training_log_problems(resumed, run)) == 2
+    other = trained.replace("val_score 1.16", "val_score 1.36")
+    assert training_log_problems(other, run) == ["epoch 2: val_loss 5.5965, val BLEU 1.36; the record: 5.5965, 1.16"]
+    assert training_log_problems(trained.splitlines()[0], run) == ["epochs [1], the record has 2"]
+
+
 def test_chapter_10s_stored_output_compares_the_record_with_todays_recipe():
     cells = json.loads((ROOT / "chapters" / "10_performance.ipynb").read_text())["cells"]
     printed = _output_text(next(cell for cell in cells if cell.get("id") == "0764c042"))
