@@ -1,4 +1,4 @@
-"""How the decoder writes a new position into its key/value cache: `decoder.write_slots` (a gather
+"""How the decoder writes a new position into its key/value cache: `kv_cache.write_slots` (a gather
 and a select, which also exports to ONNX for the page's translator) against `ops.slice_update`
 (which TensorFlow lowers to an XLA op that tf2onnx cannot convert). Greedy decoding of the same
 random model and sources, as a graph and compiled with XLA; both ways must give the same tokens.
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from keras import ops
 
-import transformer_lib.layers.decoder as decoder_module
+import transformer_lib.layers.kv_cache as kv_cache
 from benchmarks import best_seconds, processor
 from benchmarks.decode_speed import _random_model_and_sources
 from transformer_lib.decoding.search import greedy_decode
@@ -31,7 +31,7 @@ def slice_update_write(cache, offset, new):
     return ops.slice_update(cache, (0, 0, offset, 0), new)
 
 
-WAYS = {"write_slots": decoder_module.write_slots, "slice_update": slice_update_write}
+WAYS = {"write_slots": kv_cache.write_slots, "slice_update": slice_update_write}
 
 
 def measure(preset="small", batch=8, lengths=(32, 64), repeats=5, vocab_size=8000, seed=0) -> list[dict]:
@@ -41,12 +41,12 @@ def measure(preset="small", batch=8, lengths=(32, 64), repeats=5, vocab_size=800
             timings, outputs = {}, {}
             for name, write in WAYS.items():
                 model, sources = _random_model_and_sources(preset, batch, vocab_size, 16, seed)  # fresh: no traced loop
-                decoder_module.write_slots = write
+                kv_cache.write_slots = write
                 try:
                     timings[name], outputs[name] = best_seconds(
                         lambda: greedy_decode(model, sources, length, jit_compile=jit), repeats)
                 finally:
-                    decoder_module.write_slots = WAYS["write_slots"]
+                    kv_cache.write_slots = WAYS["write_slots"]
             if not np.array_equal(outputs["write_slots"], outputs["slice_update"]):
                 raise AssertionError(f"the two cache writes decode differently (length {length}, XLA {jit})")
             rows.append({"length": length, "xla": jit, "write_slots_s": round(timings["write_slots"], 4),

@@ -13,7 +13,7 @@ def test_help_lists_every_command_and_option():
     commands = parser._subparsers._group_actions[0].choices
     expected = {
         "train": ["--corpus", "--preset", "--out", "--epochs", "--vocab-size", "--joint-vocab", "--batch-tokens",
-                  "--batch-size", "--bucket-growth", "--shuffle-batches", "--peak-rate", "--max-length", "--warmup-steps", "--warmup-ratio", "--dropout", "--label-smoothing",
+                  "--batch-size", "--bucket-growth", "--shuffle-batches", "--peak-rate", "--max-length", "--warmup-steps", "--warmup-ratio", "--dropout-rate", "--label-smoothing",
                   "--average-last", "--norm-first", "--mixed-precision", "--xla", "--seed"],
         "translate": ["--model", "--beam-size", "--alpha", "sentences"],
         "evaluate": ["--model", "--corpus", "--split", "--beam-size", "--alpha", "--limit"],
@@ -49,7 +49,7 @@ def test_train_writes_a_translator_that_translate_can_load(tmp_path, capsys):
     assert len(main(["translate", "--model", str(out), "сто"])) == 1
 
 
-@pytest.mark.parametrize("option, value", [("--dropout", "1.5"), ("--label-smoothing", "-0.1"), ("--warmup-ratio", "1"),
+@pytest.mark.parametrize("option, value", [("--dropout-rate", "1.5"), ("--label-smoothing", "-0.1"), ("--warmup-ratio", "1"),
                                            ("--warmup-ratio", "0")])
 def test_rates_outside_0_1_are_rejected_by_the_parser(capsys, option, value):
     with pytest.raises(SystemExit):

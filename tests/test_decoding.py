@@ -55,7 +55,7 @@ def test_each_step_writes_its_own_slot_of_a_preallocated_cache_and_nothing_else(
 
 @pytest.mark.parametrize("offset, count", [(0, 1), (3, 1), (9, 1), (0, 10), (2, 3), (7, 3)])
 def test_write_slots_replaces_exactly_the_new_slots(offset, count, rng):
-    from transformer_lib.layers.decoder import write_slots
+    from transformer_lib.layers.kv_cache import write_slots
 
     cache = rng.normal(size=(2, 3, 10, 4)).astype(np.float32)
     new = rng.normal(size=(2, 3, count, 4)).astype(np.float32)

@@ -65,7 +65,7 @@ def test_the_optimizer_follows_the_recipes_warm_up_and_peak():
 def test_the_command_line_builds_the_default_recipe_with_the_options_given():
     parser = build_parser()
     assert recipe_from(parser.parse_args(["train", "--out", "x"])) == Recipe()
-    args = parser.parse_args(["train", "--out", "x", "--warmup-ratio", "0.05", "--no-shuffle-batches", "--dropout",
+    args = parser.parse_args(["train", "--out", "x", "--warmup-ratio", "0.05", "--no-shuffle-batches", "--dropout-rate",
                               "0.3", "--batch-size", "32", "--peak-rate", "0.003", "--bucket-growth", "1.2"])
     assert recipe_from(args).changes() == {
         "warmup_steps": None, "warmup_ratio": 0.05, "dropout_rate": 0.3, "batch_size": 32, "batch_tokens": None,

@@ -18,8 +18,9 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
                     (evaluate_bleu, paired_bootstrap), text_checks, back_translation (back_translate)
     models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
                     modern_language_model (the same with the changes since 2017), classifier, bert
-    layers/         the paper's boxes: positional_encoding, masks, attention, feed_forward, add_norm,
-                    encoder, decoder; and since 2017: rms_norm, rotary, swiglu, grouped_query_attention,
+    layers/         the paper's boxes: positional_encoding, masks, attention (grouped-query attention
+                    included), feed_forward, add_norm, stack (what the stacks share), encoder, decoder,
+                    kv_cache (decoding's key/value cache); and since 2017: rms_norm, rotary, swiglu,
                     blockwise_attention
     data/           downloads, splits, synthetic, ted, back_translations, corpora, tokenizer, batching,
                     imdb_archive, imdb
@@ -45,7 +46,11 @@ with hide_tensorflow_notices():
     _tf.config.list_physical_devices()  # device discovery prints its notices now, inside the filter
 
 from transformer_lib.layers.add_norm import AddNorm  # noqa: E402
-from transformer_lib.layers.attention import MultiHeadAttention, scaled_dot_product_attention  # noqa: E402
+from transformer_lib.layers.attention import (  # noqa: E402
+    GroupedQueryAttention,
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+)
 from transformer_lib.models.bert import MaskedLanguageModel, classifier_from_pretrained, mask_tokens  # noqa: E402
 from transformer_lib.models.classifier import TransformerClassifier, masked_mean  # noqa: E402
 from transformer_lib.data.corpora import CORPORA, ChecksumError, CorpusUnavailableError, load_parallel_corpus  # noqa: E402
@@ -63,7 +68,6 @@ from transformer_lib.utils.machine_description import describe_machine  # noqa: 
 from transformer_lib.training.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.layers.feed_forward import FeedForward  # noqa: E402
 from transformer_lib.layers.blockwise_attention import blockwise_attention  # noqa: E402
-from transformer_lib.layers.grouped_query_attention import GroupedQueryAttention  # noqa: E402
 from transformer_lib.layers.rms_norm import RMSNorm  # noqa: E402
 from transformer_lib.layers.rotary import RotaryEmbedding  # noqa: E402
 from transformer_lib.layers.swiglu import SwiGLUFeedForward  # noqa: E402

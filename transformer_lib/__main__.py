@@ -84,8 +84,9 @@ def add_train_parser(commands) -> None:
                        help="warm-up as a share of the run's steps, instead of --warmup-steps")
     train.add_argument("--peak-rate", type=learning_rate, default=None,
                        help="the schedule's highest learning rate (default: the paper's, (d_model * warm-up)^-0.5)")
-    train.add_argument("--dropout", dest="dropout_rate", type=rate, default=None,
-                       help="dropout rate (default: %s)" % RECIPE.dropout_rate)
+    train.add_argument("--dropout-rate", type=rate, default=None,
+                       help="P_drop, the dropout on each sub-layer's output and on the embeddings "
+                            "(default: %s)" % RECIPE.dropout_rate)
     train.add_argument("--attention-dropout", type=rate, default=None,
                        help="dropout on the attention weights (default: %g)" % RECIPE.attention_dropout)
     train.add_argument("--activation-dropout", type=rate, default=None,

@@ -11,4 +11,9 @@
     batching    §5.1 train_tokenizers, make_batches (length bucketing), padding_fraction
     imdb_archive  the IMDB reviews' files (Maas et al. 2011): the tarball, its URL lists, the 2,000-review sample
     imdb        load_imdb (split by movie), make_review_batches, review_windows (chapter 9)
+
+Printed in the chapters by `show_source` (the chapter in brackets): edit one, and `make listings`
+refreshes the listing that shows it.
+
+    batching.default_bucket_boundaries (appendix), batching.padding_fraction (1)
 """

@@ -5,4 +5,9 @@
     quantize         quantize_weights: int8 weights, one scale per column
     onnx_translator  OnnxTranslator: the graphs run in Python with the page's loops, checked against Keras
     web              export_web: the folder the book's page loads (graphs, tokenizers, manifest), checked
+
+Printed in the chapters by `show_source` (the chapter in brackets): edit one, and `make listings`
+refreshes the listing that shows it.
+
+    saved_model.export_saved_model (8)
 """

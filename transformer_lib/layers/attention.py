@@ -3,7 +3,14 @@
     Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
     MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,  head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
 
-Shapes use B = batch, T = query length, S = key/value length, h = num_heads, d_k = d_model / h.
+Since 2017 (Shazeer 2019; Ainslie et al. 2023): the h query heads may share g < h key/value heads, each
+serving a group of h / g neighbouring query heads, so that the key/value cache of decoding keeps g heads
+instead of h. g = h is the paper's multi-head attention, g = 1 multi-query attention; `num_kv_heads` of
+`MultiHeadAttention` is g, and `GroupedQueryAttention` is the same layer under the name of the paper that
+introduced it.
+
+Shapes use B = batch, T = query length, S = key/value length, h = num_heads, g = num_kv_heads,
+d_k = d_model / h.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib.utils.checks import require_heads_divide, require_rate
+from transformer_lib.utils.checks import require_heads_divide, require_kv_heads_divide, require_rate
 from transformer_lib.utils.sublayers import build_unbuilt
 
 
@@ -78,6 +85,8 @@ class MultiHeadAttention(keras.layers.Layer):
         num_heads: h; must divide d_model.
         attention_dropout: drop this share of the attention weights in training (not in the paper,
             which drops only sub-layer outputs and embeddings: its P_drop is `AddNorm`'s; default 0: none).
+        num_kv_heads: g, the key/value heads (grouped-query attention, the module's docstring); must
+            divide h. None (the paper): one per query head. W^K and W^V then map d_model -> g * d_k.
 
     Call arguments:
         query: `[B, T, d_model]`.
@@ -96,17 +105,21 @@ class MultiHeadAttention(keras.layers.Layer):
     the float mask is never attached to the outputs as if it were a Keras mask.
     """
 
-    def __init__(self, d_model: int, num_heads: int, attention_dropout: float = 0.0, **kwargs):
+    def __init__(self, d_model: int, num_heads: int, attention_dropout: float = 0.0, num_kv_heads: int | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         require_heads_divide(d_model, num_heads)
+        require_kv_heads_divide(num_heads, num_kv_heads)
         require_rate("attention_dropout", attention_dropout)
         self.attention_dropout = attention_dropout
         self.d_model = d_model
         self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads or num_heads  # g
         self.d_k = d_model // num_heads
+        self.group = num_heads // self.num_kv_heads  # query heads per key/value head: 1 in the paper
         self.wq = keras.layers.Dense(d_model, name="query")
-        self.wk = keras.layers.Dense(d_model, name="key")
-        self.wv = keras.layers.Dense(d_model, name="value")
+        self.wk = keras.layers.Dense(self.num_kv_heads * self.d_k, name="key")
+        self.wv = keras.layers.Dense(self.num_kv_heads * self.d_k, name="value")
         self.wo = keras.layers.Dense(d_model, name="output")
         self.dropout = keras.layers.Dropout(attention_dropout, name="attention_dropout") if attention_dropout else None
 
@@ -117,10 +130,11 @@ class MultiHeadAttention(keras.layers.Layer):
         build_unbuilt(self.wo, (*query_shape[:-1], self.d_model))
 
     def split_heads(self, x):
-        """`[B, L, d_model]` -> `[B, h, L, d_k]`: head i gets dimensions i*d_k ... (i+1)*d_k - 1."""
+        """`[B, L, n * d_k]` -> `[B, n, L, d_k]` (n = h, or g for grouped keys and values): head i gets
+        dimensions i*d_k ... (i+1)*d_k - 1."""
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        x = ops.reshape(x, (batch, length, self.num_heads, self.d_k))  # (B, L, h, d_k)
-        return ops.transpose(x, (0, 2, 1, 3))  # (B, h, L, d_k)
+        x = ops.reshape(x, (batch, length, x.shape[-1] // self.d_k, self.d_k))  # (B, L, n, d_k)
+        return ops.transpose(x, (0, 2, 1, 3))  # (B, n, L, d_k)
 
     def merge_heads(self, x):
         """`[B, h, L, d_k]` -> `[B, L, d_model]`, the Concat of Eq. (MultiHead)."""
@@ -129,11 +143,20 @@ class MultiHeadAttention(keras.layers.Layer):
         return ops.reshape(x, (batch, length, self.d_model))  # (B, L, d_model)
 
     def call(self, query, key, value, mask=None, training=None):
-        # 1. Project: Q W^Q, K W^K, V W^V for all h heads at once (one d_model x d_model matrix each).
-        q, k, v = self.wq(query), self.wk(key), self.wv(value)  # (B, T, d_model), (B, S, d_model) x 2
-        # 2. Split the projected features into h heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
+        # 1. Project: Q W^Q, K W^K, V W^V for all heads at once (one d_model x d_model matrix each).
+        q, k, v = self.wq(query), self.wk(key), self.wv(value)  # (B, T, d_model), (B, S, d_model) x 2 (g * d_k if g < h)
+        # 2. Split the projected features into heads of d_k: head i gets features i*d_k ... (i+1)*d_k - 1.
         q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, h, T|S, d_k)
-        # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v.
+        # 3. and 4.: Eq. 1 in every head, then Concat and W^O.
+        return self.attend_heads(q, k, v, mask, training)  # (B, T, d_model), (B, h, T, S)
+
+    def attend_heads(self, q, k, v, mask=None, training=None):
+        """Steps 3 and 4 of `call`, on queries `[B, h, T, d_k]` and keys and values `[B, g, S, d_k]`
+        already projected and split (the cached decoding and rotary positions come in between)."""
+        # 3. Eq. 1 in every head at once: softmax(q k^T / sqrt(d_k)) v. With g < h key/value heads, each
+        #    serves `group` query heads in a row: query head i reads key/value head i // group.
+        if self.group > 1:
+            k, v = ops.repeat(k, self.group, axis=1), ops.repeat(v, self.group, axis=1)  # (B, h, S, d_k)
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
         if self.dropout is not None:  # attention dropout (not in the paper): the values mixed again by dropped weights
             heads = ops.matmul(self.dropout(weights, training=training), v)
@@ -144,7 +167,7 @@ class MultiHeadAttention(keras.layers.Layer):
     # are projected once and kept, and each new query attends to them.
 
     def project_key_value(self, key, value):
-        """K W^K and V W^V, split into heads: two `[B, h, S, d_k]` tensors (steps 1-2 of `call`).
+        """K W^K and V W^V, split into heads: two `[B, g, S, d_k]` tensors (steps 1-2 of `call`).
 
         Decoding computes these once per source sentence (cross-attention) or once per new token
         (self-attention, the key/value cache) instead of at every step.
@@ -152,14 +175,26 @@ class MultiHeadAttention(keras.layers.Layer):
         return self.split_heads(self.wk(key)), self.split_heads(self.wv(value))
 
     def attend(self, query, k, v, mask=None):
-        """`call` for queries against keys and values already projected and split, `[B, h, S, d_k]`."""
-        q = self.split_heads(self.wq(query))  # (B, h, T, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T, d_k), (B, h, T, S)
-        return self.wo(self.merge_heads(heads)), weights  # (B, T, d_model), (B, h, T, S)
+        """`call` for queries against keys and values already projected and split, `[B, g, S, d_k]`."""
+        return self.attend_heads(self.split_heads(self.wq(query)), k, v, mask)  # (B, T, d_model), (B, h, T, S)
+
+    def cache_bytes_per_token(self, bytes_per_number: int = 4) -> int:
+        """What one generated token adds to this layer's key/value cache: keys and values of g heads."""
+        return 2 * self.num_kv_heads * self.d_k * bytes_per_number
 
     def compute_mask(self, *args, **kwargs):
         return None  # overriding this also tells Keras the layer accepts `mask` (no "destroys the mask" warning)
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "attention_dropout": self.attention_dropout}
+                "attention_dropout": self.attention_dropout, "num_kv_heads": self.num_kv_heads}
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class GroupedQueryAttention(MultiHeadAttention):
+    """`MultiHeadAttention` with g = `num_kv_heads` key/value heads, given third (Ainslie et al. 2023):
+    `GroupedQueryAttention(d_model, num_heads, num_kv_heads)`; g = 1 is multi-query attention (Shazeer
+    2019). The same layer, only named for the chapter "Since 2017"."""
+
+    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, attention_dropout: float = 0.0, **kwargs):
+        super().__init__(d_model, num_heads, attention_dropout, num_kv_heads=num_kv_heads, **kwargs)

@@ -6,42 +6,14 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from transformer_lib.layers.encoder import BaseTransformerLayer, Stack
+from transformer_lib.layers.stack import BaseTransformerLayer, Stack
+from transformer_lib.layers.kv_cache import cached_self_attention, start_caches, step_layers
 from transformer_lib.layers.masks import decoder_mask, padding_mask
-
-
-def write_slots(cache, offset, new):
-    """`cache` `[batch, heads, max_length, d_k]` with its slots `offset`, `offset + 1`, ... replaced by
-    the `new` `[batch, heads, new, d_k]`; the other slots unchanged, the shape too.
-
-    Written with a gather and a select, not `ops.slice_update`, so that the cached step also
-    exports to ONNX (TensorFlow lowers `slice_update` to an XLA op that tf2onnx cannot convert)."""
-    slots, count = ops.shape(cache)[2], ops.shape(new)[2]
-    if isinstance(count, int) and count == 1:  # the decoding loops' case: one new position, broadcast to its slot
-        return ops.where((ops.arange(slots) == offset)[:, None], new, cache)
-    index = ops.arange(slots) - offset  # slot s takes new position s - offset, if there is one
-    inside = (index >= 0) & (index < count)  # (max_length,)
-    spread = ops.take(new, ops.clip(index, 0, count - 1), axis=2)  # (batch, heads, max_length, d_k)
-    return ops.where(inside[:, None], spread, cache)
-
-
-def cached_self_attention(attention, h, offset, cache):
-    """Masked self-attention of the newest position(s) `h` `[batch, new, d_model]`, at `offset`,
-    `offset + 1`, ..., against the key/value `cache` of the earlier ones (see `DecoderLayer.step`).
-    Returns `(output [batch, new, d_model], (keys, values))`, the new keys and values written in."""
-    new_keys, new_values = attention.project_key_value(h, h)  # (batch, heads, new, d_k)
-    keys = write_slots(cache[0], offset, new_keys)  # (batch, heads, max_length, d_k)
-    values = write_slots(cache[1], offset, new_values)
-    new, slots = ops.shape(h)[1], ops.shape(keys)[2]
-    # Query offset + i sees slots 0 .. offset + i: its past and itself, not the slots still empty.
-    blocked = ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None]  # (new, max_length)
-    h, _ = attention.attend(h, keys, values, mask=ops.cast(blocked, "float32"))
-    return h, (keys, values)
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class DecoderLayer(BaseTransformerLayer):
-    """One decoder layer. Arguments as in `transformer_lib.layers.encoder.BaseTransformerLayer`.
+    """One decoder layer. Arguments as in `transformer_lib.layers.stack.BaseTransformerLayer`.
 
     1. masked multi-head self-attention: position t sees target positions <= t only;
     2. cross-attention: queries from the decoder, keys and values from the encoder output;
@@ -110,7 +82,7 @@ class DecoderLayer(BaseTransformerLayer):
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class Decoder(Stack):
     """Target ids (shifted right) and the encoder output in, one vector per target position out.
-    Arguments as in `transformer_lib.layers.encoder.Stack`.
+    Arguments as in `transformer_lib.layers.stack.Stack`.
 
     Call arguments:
         target_ids: int `[batch, tgt_len]`, 0 = padding; masks are built from them.
@@ -138,11 +110,8 @@ class Decoder(Stack):
             source: `(source_kv, cross_mask)`: each layer's cross-attention keys and values of the
                 encoder output, and the source padding mask `[batch, 1, 1, src_len]`.
         """
-        batch = ops.shape(encoder_output)[0]
-        attention = self.stack_layers[0].self_attention
-        shape = (batch, attention.num_heads, max_length, attention.d_k)
-        caches = [(ops.zeros(shape, encoder_output.dtype), ops.zeros(shape, encoder_output.dtype))
-                  for _ in self.stack_layers]
+        caches = start_caches([layer.self_attention for layer in self.stack_layers], ops.shape(encoder_output)[0],
+                              max_length, encoder_output.dtype)
         source_kv = [layer.cross_attention.project_key_value(encoder_output, encoder_output)
                      for layer in self.stack_layers]
         return caches, (source_kv, padding_mask(source_ids))
@@ -152,11 +121,8 @@ class Decoder(Stack):
         given the caches and the source part from `start_cache`. Returns `(x, caches)`."""
         source_kv, cross_mask = source
         x = self.embedding(target_ids, offset=offset)  # (batch, new, d_model), no dropout
-        new_caches = []
-        for layer, cache, kv in zip(self.stack_layers, caches, source_kv):
-            x, cache, _ = layer.step(x, offset, cache, kv, cross_mask)
-            new_caches.append(cache)
-        return self.finish(x), new_caches
+        x, caches = step_layers(self.stack_layers, x, offset, caches, source_kv, [cross_mask] * len(source_kv))
+        return self.finish(x), caches
 
     def call(self, target_ids, encoder_output, source_ids, training=None):
         self_mask = decoder_mask(target_ids)  # (batch, 1, tgt_len, tgt_len)

@@ -1,94 +1,18 @@
 """The encoder (§3.1, Figure 1 left): N identical layers of self-attention and feed-forward.
-
-`Stack` holds what the encoder and the decoder stacks share: the embedding, the dropout on it,
-N layers and, for pre-LN, a final LayerNorm. `Encoder` and `transformer_lib.layers.decoder.Decoder` are
-the two stacks.
-"""
+Its bases, which the decoder and the decoder-only stack share, are in `transformer_lib.layers.stack`."""
 
 from __future__ import annotations
 
 import keras
 
-from transformer_lib.config import TransformerConfig, config_and_rest
-from transformer_lib.utils.sublayers import build_unbuilt
-from transformer_lib.utils.checks import (
-    check_token_ids,
-    require_layer_sizes,
-    require_positive_int,
-)
-from transformer_lib.layers.add_norm import LAYER_NORM_EPSILON, AddNorm
-from transformer_lib.layers.attention import MultiHeadAttention
-from transformer_lib.layers.feed_forward import FeedForward
 from transformer_lib.layers.masks import padding_mask
-from transformer_lib.layers.positional_encoding import PositionalEmbedding
-
-
-class BaseTransformerLayer(keras.layers.Layer):
-    """Base of `EncoderLayer` and `DecoderLayer`: their shared arguments and config.
-
-    Args:
-        d_model, num_heads, dff: sizes, as in the paper.
-        dropout_rate: P_drop of §5.4.
-        norm_first: False for post-LN (the paper), True for pre-LN (analysed by Xiong et al. 2020).
-        activation: the feed-forward activation ("relu" in the paper).
-        attention_dropout, activation_dropout: dropout on the attention weights and on the
-            feed-forward's inner activations (not in the paper; default 0: none).
-    """
-
-    def __init__(self, d_model: int, num_heads: int, dff: int, dropout_rate: float = 0.1,
-                 norm_first: bool = False, activation: str = "relu", attention_dropout: float = 0.0,
-                 activation_dropout: float = 0.0, **kwargs):
-        super().__init__(**kwargs)
-        require_layer_sizes(d_model, num_heads, dff, dropout_rate, attention_dropout, activation_dropout)
-        self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
-        self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
-        self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
-        self.feed_forward = FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward")
-        self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
-
-    @classmethod
-    def for_config(cls, config: TransformerConfig, **kwargs) -> BaseTransformerLayer:
-        """One layer of a stack with `config`'s sizes (and `kwargs` for Keras, such as `name`)."""
-        return cls(config.d_model, config.num_heads, config.dff, config.dropout_rate, config.norm_first,
-                   config.activation, config.attention_dropout, config.activation_dropout, **kwargs)
-
-    def add_norm(self, name: str) -> AddNorm:
-        return AddNorm(self.dropout_rate, self.norm_first, name=name)
-
-    def attention(self, name: str) -> MultiHeadAttention:
-        return MultiHeadAttention(self.d_model, self.num_heads, self.attention_dropout, name=name)
-
-    def build(self, x_shape):
-        self.build_sublayers(x_shape)
-
-    def build_sublayers(self, x_shape, encoder_output_shape=None):
-        """Build each sub-layer once: self-attention on x, cross-attention (a `DecoderLayer`'s) on the
-        encoder output, and the feed-forward network and every Add & Norm on x's shape. (Each layer's
-        `build` calls it with the shapes of its own `call`'s inputs, as Keras asks.)"""
-        build_unbuilt(self.self_attention, x_shape, x_shape, x_shape)
-        if encoder_output_shape is not None:
-            build_unbuilt(self.cross_attention, x_shape, encoder_output_shape, encoder_output_shape)
-        for sublayer in (self.feed_forward, *(v for v in vars(self).values() if isinstance(v, AddNorm))):
-            build_unbuilt(sublayer, x_shape)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout_rate": self.dropout_rate,
-            "norm_first": self.norm_first,
-            "activation": self.activation,
-            "attention_dropout": self.attention_dropout,
-            "activation_dropout": self.activation_dropout,
-        }
+from transformer_lib.layers.stack import BaseTransformerLayer, Stack
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class EncoderLayer(BaseTransformerLayer):
     """One encoder layer: multi-head self-attention, then the feed-forward network, each wrapped
-    in Add & Norm. Arguments as in `BaseTransformerLayer`.
+    in Add & Norm. Arguments as in `transformer_lib.layers.stack.BaseTransformerLayer`.
 
     Call arguments:
         x: `[batch, src_len, d_model]`.
@@ -111,75 +35,10 @@ class EncoderLayer(BaseTransformerLayer):
         return self.feed_forward_add_norm(x, self.feed_forward, training=training)  # (batch, src_len, d_model)
 
 
-class Stack(keras.layers.Layer):
-    """Base of `Encoder` and `Decoder`: token ids -> embedding * sqrt(d_model) + positions ->
-    dropout -> `num_layers` layers -> (pre-LN only) a final LayerNorm.
-
-    Args:
-        config: the model's `TransformerConfig` (its vocabulary sizes are not read here), or its
-            fields in their order: `Encoder(2, 64, 4, 256, vocab_size=8000)` is
-            `Encoder(TransformerConfig(2, 64, 4, 256), vocab_size=8000)`.
-        vocab_size: this stack's vocabulary size; id 0 is padding.
-        embedding: optional `PositionalEmbedding` to use instead of a new one, to share weights
-            between stacks (§3.4). It is saved with the stack's config.
-    """
-
-    layer_class: type[BaseTransformerLayer]
-
-    def __init__(self, *config, vocab_size: int, embedding: PositionalEmbedding | None = None, **kwargs):
-        config, kwargs = config_and_rest(config, kwargs)
-        super().__init__(**kwargs)
-        require_positive_int("vocab_size", vocab_size)
-        self.config, self.vocab_size, self.d_model = config, vocab_size, config.d_model
-        self.shares_embedding = embedding is not None
-        if embedding is not None and (embedding.vocab_size, embedding.d_model) != (vocab_size, config.d_model):
-            raise ValueError(
-                f"The shared embedding has vocab_size={embedding.vocab_size}, d_model={embedding.d_model}; "
-                f"this stack needs vocab_size={vocab_size}, d_model={config.d_model}."
-            )
-        if embedding is None:
-            embedding = PositionalEmbedding(vocab_size, config.d_model, config.max_length, config.learned_positions,
-                                            name="embedding")
-        self.embedding = embedding
-        self.dropout = keras.layers.Dropout(config.dropout_rate)
-        self.stack_layers = [self.layer_class.for_config(config, name=f"layer_{i}") for i in range(config.num_layers)]
-        self.final_norm = (
-            keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="final_norm") if config.norm_first else None
-        )
-
-    def build_stack(self, token_ids_shape, *other_shapes):
-        """Build the embedding, each layer (given `x_shape, *other_shapes`) and the final norm."""
-        build_unbuilt(self.embedding, token_ids_shape)
-        x_shape = (*token_ids_shape, self.d_model)
-        for layer in self.stack_layers:
-            build_unbuilt(layer, x_shape, *other_shapes)
-        if self.final_norm is not None:
-            build_unbuilt(self.final_norm, x_shape)
-
-    def embed(self, token_ids, training=None):
-        check_token_ids(f"the token ids of {self.path}", token_ids, self.vocab_size)
-        return self.dropout(self.embedding(token_ids), training=training)  # (batch, len, d_model)
-
-    def finish(self, x):
-        return x if self.final_norm is None else self.final_norm(x)
-
-    def get_config(self):
-        config = {**super().get_config(), **self.config.to_dict(), "vocab_size": self.vocab_size}
-        if self.shares_embedding:
-            config["embedding"] = keras.saving.serialize_keras_object(self.embedding)
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        if config.get("embedding") is not None:
-            config["embedding"] = keras.saving.deserialize_keras_object(config["embedding"])
-        return cls(**config)
-
-
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class Encoder(Stack):
-    """Source token ids in, one contextual vector per source position out. Arguments as in `Stack`.
+    """Source token ids in, one contextual vector per source position out. Arguments as in
+    `transformer_lib.layers.stack.Stack`.
 
     Call arguments:
         source_ids: int `[batch, src_len]`, 0 = padding. The padding mask is built from them.

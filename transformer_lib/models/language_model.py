@@ -21,8 +21,8 @@ from keras import ops
 
 from transformer_lib.config import TransformerConfig
 from transformer_lib.utils.sublayers import build_unbuilt
-from transformer_lib.layers.decoder import cached_self_attention
-from transformer_lib.layers.encoder import BaseTransformerLayer, Stack
+from transformer_lib.layers.stack import BaseTransformerLayer, Stack
+from transformer_lib.layers.kv_cache import cached_self_attention, start_caches, step_layers
 from transformer_lib.layers.masks import decoder_mask
 from transformer_lib.data.tokenizer import END_ID, NEVER_GENERATED, PAD_ID, START_ID
 
@@ -65,7 +65,7 @@ class DecoderOnlyLayer(BaseTransformerLayer):
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class DecoderOnly(Stack):
     """Token ids in, one vector per position out, each from that position and the ones before it.
-    Arguments as in `transformer_lib.layers.encoder.Stack`."""
+    Arguments as in `transformer_lib.layers.stack.Stack`."""
 
     layer_class = DecoderOnlyLayer
 
@@ -81,18 +81,14 @@ class DecoderOnly(Stack):
 
     def start_cache(self, batch: int, max_length: int):
         """Per layer, `(keys, values)` of zeros `[batch, num_heads, max_length, d_k]`, one slot per position."""
-        attention = self.stack_layers[0].self_attention
-        shape = (batch, attention.num_heads, max_length, attention.d_k)
-        return [(ops.zeros(shape, self.compute_dtype), ops.zeros(shape, self.compute_dtype)) for _ in self.stack_layers]
+        return start_caches([layer.self_attention for layer in self.stack_layers], batch, max_length,
+                            self.compute_dtype)
 
     def step(self, token_ids, offset, caches):
         """The newest token(s) `[batch, new]` at positions `offset`, ...: `(x, caches)`."""
         x = self.embedding(token_ids, offset=offset)  # (batch, new, d_model), no dropout
-        new_caches = []
-        for layer, cache in zip(self.stack_layers, caches):
-            x, cache = layer.step(x, offset, cache)
-            new_caches.append(cache)
-        return self.finish(x), new_caches
+        x, caches = step_layers(self.stack_layers, x, offset, caches)
+        return self.finish(x), caches
 
 
 LANGUAGE_MODEL = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "norm_first", "max_length")

@@ -20,9 +20,9 @@ import keras
 from keras import ops
 
 from transformer_lib.config import TransformerConfig
-from transformer_lib.layers.decoder import write_slots
 from transformer_lib.layers.feed_forward import FeedForward
-from transformer_lib.layers.grouped_query_attention import GroupedQueryAttention
+from transformer_lib.layers.attention import MultiHeadAttention
+from transformer_lib.layers.kv_cache import cached_self_attention, start_caches, step_layers
 from transformer_lib.layers.masks import decoder_mask
 from transformer_lib.layers.positional_encoding import PositionalEmbedding
 from transformer_lib.layers.rms_norm import RMSNorm
@@ -50,7 +50,7 @@ class ModernBlock(keras.layers.Layer):
                              norm_first=norm_first, rms_norm=rms_norm, rotary=rotary, swiglu=swiglu,
                              num_kv_heads=num_kv_heads)
         self.norm_first = norm_first
-        self.attention = GroupedQueryAttention(d_model, num_heads, num_kv_heads or num_heads, name="self_attention")
+        self.attention = MultiHeadAttention(d_model, num_heads, num_kv_heads=num_kv_heads, name="self_attention")
         self.rotary = RotaryEmbedding(name="rotary") if rotary else None
         self.feed_forward = (SwiGLUFeedForward(d_model, SwiGLUFeedForward.same_parameters_as(d_model, dff),
                                                name="feed_forward")
@@ -73,19 +73,15 @@ class ModernBlock(keras.layers.Layer):
         output, extra = sublayer(x)
         return norm(x + self.dropout(output, training=training)), extra
 
-    def self_attention(self, h, mask=None, offset=0, cache=None, training=None):
-        """Self-attention of `h` `[B, T, d_model]` at positions offset, offset + 1, ...: against itself
-        (`mask`), or against the `cache` `(keys, values)` `[B, g, max_length, d_k]` of the earlier
-        positions, which it returns with these positions written in."""
-        q, k, v = self.attention.project(h, h, h)  # (B, h, T, d_k), (B, g, T, d_k) x 2
+    def self_attention(self, h, mask=None, training=None):
+        """Self-attention of `h` `[B, T, d_model]` against itself: `MultiHeadAttention`'s four steps, with
+        the queries and keys turned by their positions between steps 2 and 3 when the positions are rotary.
+        (The cached step of decoding is `kv_cache.cached_self_attention`, given the same rotation.)"""
+        q = self.attention.split_heads(self.attention.wq(h))  # 1-2. (B, h, T, d_k)
+        k, v = self.attention.project_key_value(h, h)  # (B, g, T, d_k) x 2
         if self.rotary is not None:  # rotate queries and keys by their positions, in every layer
-            q, k = self.rotary(q, offset=offset), self.rotary(k, offset=offset)
-        if cache is not None:
-            k, v = write_slots(cache[0], offset, k), write_slots(cache[1], offset, v)  # (B, g, max_length, d_k)
-            slots, new = ops.shape(k)[2], ops.shape(q)[2]
-            mask = ops.cast(ops.arange(slots)[None, :] > (offset + ops.arange(new))[:, None], "float32")
-        out, _ = self.attention.combine(q, k, v, mask, training)
-        return out, (k, v)
+            q, k = self.rotary(q), self.rotary(k)
+        return self.attention.attend_heads(q, k, v, mask, training)  # 3-4. (B, T, d_model), (B, h, T, T)
 
     def call(self, x, self_attention_mask=None, training=None):
         x, _ = self.residual(
@@ -95,7 +91,8 @@ class ModernBlock(keras.layers.Layer):
 
     def step(self, x, offset, cache):
         """`call` for the newest position(s) `x` at `offset`, ..., with the key/value `cache`: `(x, cache)`."""
-        x, cache = self.residual(x, self.attention_norm, lambda h: self.self_attention(h, offset=offset, cache=cache))
+        x, cache = self.residual(x, self.attention_norm,
+                                 lambda h: cached_self_attention(self.attention, h, offset, cache, self.rotary))
         x, _ = self.residual(x, self.feed_forward_norm, lambda h: (self.feed_forward(h), None))
         return x, cache
 
@@ -162,17 +159,13 @@ class ModernLanguageModel(keras.Model):
 
     def start_cache(self, batch: int, max_length: int | None = None):
         """Per block, `(keys, values)` of zeros `[batch, g, max_length, d_k]`: only the key/value heads."""
-        attention = self.blocks[0].attention
-        shape = (batch, attention.num_kv_heads, max_length or self.config.max_length, attention.d_k)
-        return [(ops.zeros(shape, self.compute_dtype), ops.zeros(shape, self.compute_dtype)) for _ in self.blocks]
+        return start_caches([block.attention for block in self.blocks], batch, max_length or self.config.max_length,
+                            self.compute_dtype)
 
     def step(self, token_ids, offset, caches):
         """The newest token(s) `[batch, new]` at `offset`, ...: `(logits [batch, new, vocab], caches)`."""
-        x, new_caches = self.embed(token_ids, offset), []
-        for block, cache in zip(self.blocks, caches):
-            x, cache = block.step(x, offset, cache)
-            new_caches.append(cache)
-        return self.logits(x), new_caches
+        x, caches = step_layers(self.blocks, self.embed(token_ids, offset), offset, caches)
+        return self.logits(x), caches
 
     def cache_bytes_per_token(self, bytes_per_number: int = 4) -> int:
         """What each generated token adds to the key/value cache, over all blocks."""

@@ -8,4 +8,11 @@
     run_folder          a run's folder: the settings compared before it resumes, the record of a finished run
     recipe              Recipe (every setting of a run), train_translator: corpus -> saved translator
     since_2017          the chapter "Since 2017"'s study: each change to the block, trained on the same reviews
+
+Printed in the chapters by `show_source` (the chapter in brackets): edit one, and `make listings`
+refreshes the listing that shows it.
+
+    loop.train_step (7), objective.TransformerSchedule (7), objective._per_token_loss (7),
+    objective.masked_loss (7), recipe.train_translator (7), selection.select_weights (7),
+    since_2017.train_variant (10)
 """

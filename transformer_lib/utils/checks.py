@@ -111,6 +111,16 @@ def require_heads_divide(d_model: int, num_heads: int) -> None:
         )
 
 
+def require_kv_heads_divide(num_heads: int, num_kv_heads) -> None:
+    """g = num_kv_heads (None: one per query head) must divide h: each key/value head serves a whole group."""
+    if num_kv_heads is None:
+        return
+    require_positive_int("num_kv_heads", num_kv_heads)
+    if num_heads % num_kv_heads:
+        raise ValueError(f"num_kv_heads={num_kv_heads} does not divide num_heads={num_heads}: each key/value "
+                         f"head serves a whole group of query heads. Use a divisor of {num_heads}.")
+
+
 def _divisors(n: int) -> list[int]:
     return [k for k in range(1, n + 1) if n % k == 0]
 

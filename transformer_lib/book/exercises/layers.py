@@ -276,7 +276,8 @@ def check_decoder_layer(cls) -> None:
     encoder_output, self_attention_mask=None, cross_attention_mask=None, training=None)` returns
     `(x, cross_weights)`."""
     from transformer_lib.layers.decoder import DecoderLayer
-    from transformer_lib.layers.encoder import BaseTransformerLayer, EncoderLayer
+    from transformer_lib.layers.encoder import EncoderLayer
+    from transformer_lib.layers.stack import BaseTransformerLayer
 
     forbidden = [DecoderLayer, EncoderLayer, BaseTransformerLayer]
     rng = np.random.default_rng(6)

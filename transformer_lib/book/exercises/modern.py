@@ -80,8 +80,7 @@ def reference_gqa(x, w_q, w_k, w_v, w_o, num_heads, num_kv_heads, group_of=None)
 
 
 def _library_attention():
-    from transformer_lib.layers.attention import MultiHeadAttention, scaled_dot_product_attention
-    from transformer_lib.layers.grouped_query_attention import GroupedQueryAttention
+    from transformer_lib.layers.attention import GroupedQueryAttention, MultiHeadAttention, scaled_dot_product_attention
 
     return [GroupedQueryAttention, MultiHeadAttention, scaled_dot_product_attention]
 
