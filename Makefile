@@ -67,7 +67,7 @@ ci-profile:
 PYTEST_WORKERS ?= 2
 # The unit tests get one worker more than PYTEST_WORKERS: with two, the cores stood idle 26% of the time
 # (workers waiting on kernels, browsers and subprocesses). The trained tiny translator many tests share is
-# not trained here: its weights are kept in tests/data/tiny-translator/ (tests/tiny_translator.py says how
+# not trained here: its weights are kept in tests/fixtures/tiny-translator/ (tools/tiny_translator.py says how
 # they were trained, and how to train them again), and the first test that needs it assembles it.
 UNIT_WORKERS ?= $(if $(filter 0,$(PYTEST_WORKERS)),0,$(shell echo $$(($(PYTEST_WORKERS) + 1))))
 unit-tests: $(STAMP) $(VEGA) $(TRANSLATOR)  # tests/test_site_check.py draws figures with the site's Vega, runs the translator
@@ -92,7 +92,7 @@ $(MATHJAX):
 	mkdir -p _assets && rm -rf _assets/mathjax && cp -r .npm/node_modules/mathjax/es5 _assets/mathjax
 
 # The interactive figures (transformer_lib/book/figures/) are drawn by Vega, Vega-Lite and vega-embed, also
-# fetched from npm at build time (Vega-Lite at the version of altair's schema, tests/test_figures.py
+# fetched from npm at build time (Vega-Lite at the version of altair's schema, tests/book/test_figures.py
 # checks), and by our own book_js/vega-figures.js, which draws every <div class="vega-figure">.
 VEGA_PACKAGES := vega@5.33.1 vega-lite@5.20.1 vega-embed@6.29.0
 $(VEGA):
@@ -139,7 +139,7 @@ book-key: $(STAMP) $(BOOK_ASSETS)
 	@echo "The key site: _build/key/_build/html/index.html"
 
 site-check: $(STAMP)
-	$(BIN)/python tests/site_check.py _build/html
+	$(BIN)/python tools/site_check.py _build/html
 
 # Every benchmark side by side (offline, under 20 minutes on a 2-core CPU): prints one table and
 # writes benchmarks/results.json, which the book's performance appendix shows. Its time-to-quality

@@ -7,20 +7,22 @@ installed exactly the way their setup cell installs it.
    with the repository URL replaced by this checkout (`git+file://localhost/...`: its committed HEAD).
 3. Every package of colab-runtime.txt still at Colab's version: the install replaced none of them.
 4. Every chapter of the student edition (the notebooks Colab opens, exercises unwritten) in quick mode
-   under nbval, in that environment (chapters 7, 8 and 10 in the fresh folder of step 6, not twice). The
-   key's chapters run in the project's own environment (`make notebooks`): each edition runs once, in
-   the environment its readers use.
+   under nbval, in that environment (chapters 7 and 8 and the performance appendix in the fresh folder of
+   step 6, not twice). The key's chapters run in the project's own environment (`make notebooks`): each
+   edition runs once, in the environment its readers use.
 5. Colab runs Python 3.13, which this machine lacks: the registry is asked (a dry run, nothing is
    installed) whether the library's dependencies resolve to Python 3.13 wheels at Colab's versions.
-6. A fresh runtime's path (`fresh_runtime`): chapters 7, 8 and 10 of the student edition copied
-   into an empty folder (no checkout, no `runs/`). Chapter 8 with a reader's settings, before chapter 7
-   has run there, stops at its translator cell and offers the choices instead of training. nbval then
+6. A fresh runtime's path (`fresh_runtime`): chapters 7 and 8 and the performance appendix of the student
+   edition copied into an empty folder (no checkout, no `runs/`). Chapter 8 with a reader's settings, before
+   chapter 7 has run there, stops at its translator cell and offers the choices instead of training. nbval then
    runs chapter 7 there and chapter 8 after it, on the same worker (conftest.py's AFTER): chapter 8
    reads the translator chapter 7 trained in that folder, as a reader's next chapter in the same
    runtime does. (Until 2026-12-05 chapter 8 trained its own copy there, the same quick recipe a third
-   time in `make test`; `chapter_7_translator(..., train=True)` is tested in tests/test_book_runs.py,
-   and the training it calls, `train_translator`, in tests/test_recipe.py and tests/test_faults.py.)
-   Chapter 10 and its exercises' benchmarks come from the installed package.
+   time in `make test`; `chapter_7_translator(..., train=True)` is tested in tests/book/test_runs.py,
+   and the training it calls, `train_translator`, in tests/training/test_recipe.py and tests/test_faults.py.)
+   There the chapters' records (`benchmarks/*.json`, read through `course_file`) are the copies a Colab
+   runtime downloads from the course repository, put in Keras's download cache beforehand (this check runs
+   offline); the benchmarks themselves are no installed package: they run from a clone's root.
 
 Uses only the standard library; run it with the machine's python3 (3.11). `--wheels-only` runs step 5 alone;
 `--prepare` runs steps 5 and 1 (`make test` runs it while it installs .venv), which a later run then skips.
@@ -171,22 +173,23 @@ def main() -> None:
     print(f"colab-check: the setup cell kept Colab's {', '.join(f'{n} {v}' for n, v in colab.items())}.")
     # two kernels at a time, one computing thread each (as make notebooks)
     env = {"TF_NUM_INTRAOP_THREADS": "1", **os.environ, "BOOK_QUICK": "1", "PYTHONPATH": ""}
-    with fresh_runtime(python, env) as fresh:
+    with fresh_runtime(python, env) as (fresh, env):
         # The student edition and the fresh runtime's chapters in one run, two at a time (as in make
-        # notebooks). Chapters 7, 8 and 10 run once, in the fresh folder (the same notebooks: there they
-        # find the course's files in the installed package, and chapter 8 reads chapter 7's run there).
+        # notebooks). Chapters 7 and 8 and the appendix run once, in the fresh folder (the same notebooks:
+        # there they find the records as downloaded, and chapter 8 reads chapter 7's run there).
         elsewhere = [f"--ignore=student/chapters/{name}" for name in FRESH_CHAPTERS]
         run(python, "-m", "pytest", "-n", "2", "--dist", "loadfile",
             "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q", *junit("colab-notebooks"),
             "-o", "addopts=", "-o", "pythonpath=", *elsewhere, "student/chapters/", fresh, cwd=ROOT, env=env)
-        print("colab-check: chapters 7, 8 and 10 ran in a fresh folder (chapter 8 read chapter 7's run there).")
+        print("colab-check: chapters 7 and 8 and the performance appendix ran in a fresh folder "
+              "(chapter 8 read chapter 7's run there).")
     print(f"colab-check: every chapter of the student edition ran on tensorflow {after['tensorflow']} / "
           f"keras {after['keras']} "
           f"(Colab's GPU runtime versions; Python {sys.version_info.major}.{sys.version_info.minor} here, "
           "3.13 on Colab).")
 
 
-FRESH_CHAPTERS = ("07_training.ipynb", "08_translating.ipynb", "10_performance.ipynb")  # run in the fresh folder only
+FRESH_CHAPTERS = ("07_training.ipynb", "08_translating.ipynb", "appendix_performance.ipynb")  # run in the fresh folder only
 FRESH_CHAPTER_8 = """
 import json, sys
 from pathlib import Path
@@ -209,12 +212,32 @@ else:
 """
 
 
+def keras_home_with_records(home: Path) -> Path:
+    """A Keras home (KERAS_HOME) whose download cache holds every committed record as `course_file` names
+    its download (`benchmarks/NAME.json` -> `benchmarks_NAME.json`), so that `course_file` in a folder with
+    no checkout finds what a Colab runtime downloads from the course repository, without the network. The
+    cache's other files (corpora already downloaded) are linked in from the usual Keras home."""
+    cache = home / "datasets"
+    cache.mkdir(parents=True)
+    usual = Path(os.environ.get("KERAS_HOME", Path.home() / ".keras")) / "datasets"
+    for path in sorted(usual.iterdir()) if usual.is_dir() else []:
+        (cache / path.name).symlink_to(path)
+    for record in sorted((ROOT / "benchmarks").glob("*.json")):
+        target = cache / f"benchmarks_{record.name}"
+        target.unlink(missing_ok=True)
+        target.write_bytes(record.read_bytes())
+    return home
+
+
 @contextlib.contextmanager
 def fresh_runtime(python: Path, env: dict):
-    """Chapters 7, 8 and 10 where a fresh Colab runtime has them: an empty folder, the installed library.
-    Chapter 8 with a reader's settings is checked here, before chapter 7 ran; the folder is yielded for
-    nbval to run the three chapters in quick mode, chapter 8 after chapter 7, whose run it reads."""
-    with tempfile.TemporaryDirectory(prefix="fresh-runtime-") as folder:
+    """Chapters 7 and 8 and the performance appendix where a fresh Colab runtime has them: an empty folder,
+    the installed library, the records downloaded (`keras_home_with_records`). Chapter 8 with a reader's
+    settings is checked here, before chapter 7 ran; the folder is yielded, with the environment to run in,
+    for nbval to run the three notebooks in quick mode, chapter 8 after chapter 7, whose run it reads."""
+    with tempfile.TemporaryDirectory(prefix="fresh-runtime-") as folder, \
+            tempfile.TemporaryDirectory(prefix="fresh-keras-") as keras_home:
+        env = {**env, "KERAS_HOME": str(keras_home_with_records(Path(keras_home)))}
         for name in FRESH_CHAPTERS:
             (Path(folder) / name).write_bytes((ROOT / "student" / "chapters" / name).read_bytes())
         script = Path(folder) / "fresh_chapter_8.ipy"
@@ -222,12 +245,13 @@ def fresh_runtime(python: Path, env: dict):
         reader = {key: value for key, value in env.items() if key != "BOOK_QUICK"}  # a reader's full settings
         run(python.parent / "ipython", "--quick", "--no-banner", script.name, cwd=folder, env=reader)
         script.unlink()
-        found = ("import benchmarks.throughput, benchmarks.time_to_quality, transformer_lib.book.course_files as c; "
-                 "assert 'site-packages' in benchmarks.throughput.__file__, benchmarks.throughput.__file__; "
-                 "print('colab-check: chapter 10 finds', c.course_file('benchmarks/time_to_quality.json'))")
+        found = ("import importlib.util, transformer_lib.book.course_files as c; "
+                 "assert importlib.util.find_spec('benchmarks') is None, 'the library installs a benchmarks package'; "
+                 "print('colab-check: the performance appendix finds', c.course_file('benchmarks/time_to_quality.json'))")
         run(python, "-c", found, cwd=folder, env=env)
-        run(python, "-m", "benchmarks.throughput", "--help", cwd=folder, env=env, capture_output=True)
-        yield folder
+        # the appendix's exercises in Colab: the benchmarks run from a clone's root
+        run(python, "-m", "benchmarks.throughput", "--help", cwd=ROOT, env=env, capture_output=True)
+        yield folder, env
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ export-web`, default book_static/translator/) and the runtime `make book` fetche
     python -m benchmarks.browser_translator [--model book_static/translator] [--repeats 3]
 
 Goals (issue #43): warm greedy <= 300 ms per sentence; first use <= 10 MB gzipped. The record
-(benchmarks/browser_translator.json) names the machine and the browser; chapter 10 reports it.
+(benchmarks/browser_translator.json) names the machine and the browser; the performance appendix reports it.
 """
 
 from __future__ import annotations

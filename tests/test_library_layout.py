@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from test_book_layout import function_lengths
+from conftest import function_lengths
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "transformer_lib"
@@ -222,12 +222,22 @@ def test_two_layers_do_not_take_dropout_rate_for_another_dropout():
 
 
 
+def test_the_tests_mirror_the_library_folders():
+    """tests/layers/ holds the tests of transformer_lib/layers/, and so on (utils, whose helpers the other
+    folders use, has no folder of its own); tests/fixtures/ holds the files kept for the tests."""
+    tests = ROOT / "tests"
+    folders = sorted(path.relative_to(tests).as_posix() for path in tests.rglob("*") if path.is_dir()
+                     and "__pycache__" not in path.parts and path.relative_to(tests).parts[0] != "fixtures")
+    assert [folder for folder in folders if not (LIBRARY / folder / "__init__.py").is_file()] == []
+    assert [folder for folder in FOLDERS if folder != "utils" and not list((tests / folder).glob("test_*.py"))] == []
+
+
 def test_a_translator_saved_before_the_folders_loads_and_translates_as_it_did():
     import json
 
     import transformer_lib as tl
 
-    saved = ROOT / "tests" / "data" / "translator-before-folders"
+    saved = ROOT / "tests" / "fixtures" / "translator-before-folders"
     expected = json.loads((saved / "expected.json").read_text())
     translator = tl.load_translator(saved)
     assert translator.model.config == tl.TransformerConfig(

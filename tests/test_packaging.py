@@ -41,10 +41,12 @@ def test_every_module_the_package_imports_is_a_declared_dependency():
     assert not missing, f"transformer_lib imports {missing} at import time; declare them in pyproject.toml"
 
 
-def imported_modules(path: Path) -> set[str]:
-    """Every module a file imports, at any depth (inside functions too), as dotted names."""
+def imported_modules(path: Path | str) -> set[str]:
+    """Every module a file (or a code cell's source) imports, at any depth (inside functions too), as
+    dotted names. A cell's IPython lines (`!...`, `%...`) count as `pass`."""
+    source = path.read_text() if isinstance(path, Path) else re.sub(r"^([ \t]*)[!%].*$", r"\1pass", path, flags=re.M)
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -62,15 +64,17 @@ def test_library_modules_import_neither_the_package_root_nor_the_teaching_helper
         assert not imported_modules(path) & forbidden, f"{path.name} imports {imported_modules(path) & forbidden}"
 
 
-def test_the_wheel_ships_every_data_file_the_library_reads_and_the_benchmarks(tmp_path):
-    """The checksums of the news corpus are a file inside the package: a wheel without it cannot import."""
+def test_the_wheel_ships_every_data_file_the_library_reads_and_no_other_top_level_package(tmp_path):
+    """The checksums of the news corpus are a file inside the package: a wheel without it cannot import.
+    The wheel installs `transformer_lib` alone: the benchmarks are scripts of the course repository, run
+    from a clone's root, and the chapters read their records through `course_file` (downloaded in Colab)."""
     import subprocess
     import zipfile
 
     import shutil
 
     source = tmp_path / "source"  # a copy, so the build leaves nothing in the checkout
-    for package in ("transformer_lib", "benchmarks"):
+    for package in ("transformer_lib", "benchmarks"):  # benchmarks/ beside it, as in a clone: left out all the same
         shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
@@ -82,7 +86,17 @@ def test_the_wheel_ships_every_data_file_the_library_reads_and_the_benchmarks(tm
                   if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts}
     data_files -= {"transformer_lib/README.md"}  # the library's map, for the repository's readers; no code reads it
     assert data_files and data_files <= shipped, data_files - shipped
-    # chapter 10's exercises run the benchmarks and read their records, in Colab too
-    benchmarks = {f"benchmarks/{path.name}" for path in (ROOT / "benchmarks").iterdir()
-                  if path.suffix in (".py", ".json", ".tsv")}
-    assert {"benchmarks/throughput.py", "benchmarks/time_to_quality.json"} <= benchmarks <= shipped, benchmarks - shipped
+    top_level = {name.split("/", 1)[0] for name in shipped if not name.split("/", 1)[0].endswith(".dist-info")}
+    assert top_level == {"transformer_lib"}, f"the wheel installs {sorted(top_level - {'transformer_lib'})} too"
+
+
+def test_no_chapter_imports_the_benchmarks():
+    """The benchmarks are not installed (Colab has no `benchmarks` package): a chapter reads their records
+    through `course_file` and never imports them in a code cell."""
+    import json
+
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                imported = {name.split(".")[0] for name in imported_modules("".join(cell["source"]))}
+                assert "benchmarks" not in imported, f"{path.name}, cell {cell.get('id')}: imports the benchmarks"

@@ -294,7 +294,7 @@ def prose_words(cells) -> int:
 
 
 def test_the_performance_appendix_reads_as_a_reference():
-    cells = json.loads((ROOT / "chapters" / "10_performance.ipynb").read_text())["cells"]
+    cells = json.loads((ROOT / "chapters" / "appendix_performance.ipynb").read_text())["cells"]
     assert prose_words(cells) <= APPENDIX_WORDS, (
         f"the appendix's prose has {prose_words(cells):,} words (at most {APPENDIX_WORDS:,}): say each study's "
         "question, table, machine and reading, not how it was reached")

@@ -1,15 +1,20 @@
-"""The checks of tests/site_check.py on tiny sites: links, the student edition, and (in a real
+"""The checks of tools/site_check.py on tiny sites: links, the student edition, and (in a real
 browser) the interactive figures. The whole check runs on the book in `make site-check`."""
 
 import copy
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
-from site_check import CHROMIUM, broken_links, check_site, student_edition_problems
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from site_check import CHROMIUM, broken_links, check_site, student_edition_problems  # noqa: E402
 
 BASE = "http://127.0.0.1:8000"
 
@@ -54,7 +59,6 @@ def test_chapters_must_hand_out_the_student_edition_by_colab_and_download(tmp_pa
 
 # --- Interactive figures (transformer_lib.book.figures) in a real browser ---
 
-ROOT = Path(__file__).resolve().parent.parent
 VEGA_ASSETS = ROOT / "_assets" / "vega"
 needs_vega = pytest.mark.skipif(
     not (VEGA_ASSETS / "vega-embed.min.js").is_file(),

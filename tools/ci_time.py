@@ -93,19 +93,23 @@ def slowest_first(units: dict[str, list[str]], record: Path = RECORD) -> list[st
     its files, as paths) in the order to hand them out: by the seconds their files took in the last
     record, slowest first, and the unmeasured ones after them in the order given. A long file handed
     out last keeps one worker busy while the others have nothing left to do; handed out first, the
-    short ones fill in around it. Without a readable record the order stays as given."""
+    short ones fill in around it. A test module moved to another folder of tests/ keeps the seconds
+    the record gives its name (pytest needs each module's name to be unique). Without a readable
+    record the order stays as given."""
     try:
         runs = json.loads(record.read_text())["runs"]
         seconds = {row["file"]: row["seconds"] for row in runs[-1]["slowest_files"]}
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return list(units)
+    modules = {name.rsplit(".", 1)[-1]: value for name, value in seconds.items() if not name.endswith(".ipynb")}
 
     def measured(file: str) -> float:
         path = Path(file)
         if path.suffix == ".py":  # JUnit names a test module like an import: tests.test_web
             path = path.with_suffix("")
         dotted = ".".join(part for part in path.parts if part not in ("..", "/"))
-        return seconds.get(dotted, seconds.get(path.name, 0.0))  # a notebook outside the checkout: its name
+        # else a notebook outside the checkout, by its name, or a test module moved since the record
+        return seconds.get(dotted, seconds.get(path.name, modules.get(path.name, 0.0)))
 
     total = {unit: sum(measured(file) for file in set(files)) for unit, files in units.items()}
     return sorted(units, key=lambda unit: -total[unit])  # a stable sort: unmeasured units keep their order

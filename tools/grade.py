@@ -84,7 +84,7 @@ def key_chapter(path: Path) -> Chapter:
 
 def key_chapters(key: Path = KEY) -> list[Chapter]:
     """Every key chapter that has exercises."""
-    chapters = [key_chapter(path) for path in sorted(key.glob("[0-9][0-9]_*.ipynb"))]
+    chapters = [key_chapter(path) for path in sorted(key.glob("*.ipynb"))]
     return [chapter for chapter in chapters if chapter.exercises]
 
 

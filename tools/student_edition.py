@@ -100,7 +100,8 @@ def student_notebook(notebook, where: str):
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    """Every notebook of chapters/: the numbered chapters, then the appendix (appendix_performance.ipynb)."""
+    return sorted((root / "chapters").glob("*.ipynb"))
 
 
 def build(root: Path = ROOT, out: Path | None = None) -> list[Path]:

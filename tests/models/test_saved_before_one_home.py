@@ -1,6 +1,6 @@
 """Weights written before multi-head and grouped-query attention became one class, and before the key/value
 cache had one module, load into today's classes and give the outputs they gave then
-(tests/data/saved-before-one-home: its make_fixture.py wrote them at the commit its expected.json names)."""
+(tests/fixtures/saved-before-one-home: its make_fixture.py wrote them at the commit its expected.json names)."""
 
 import json
 from pathlib import Path
@@ -11,7 +11,7 @@ import pytest
 
 import transformer_lib as tl
 
-SAVED = Path(__file__).resolve().parents[1] / "data" / "saved-before-one-home"
+SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "saved-before-one-home"
 RECORD = json.loads((SAVED / "expected.json").read_text())
 X, IDS = np.array(RECORD["x"], np.float32), np.array(RECORD["ids"], np.int32)
 

@@ -2,7 +2,6 @@
 
 A chapter that shows a committed record (`benchmarks/recipe_study.json`, ...) finds it in the checkout it
 runs from, whether from `chapters/`, `student/chapters/` or the root; in Colab, with no checkout, it
-takes the copy installed with the library (the `benchmarks` package ships its records), else it
 downloads the copy committed to the course repository (`REPOSITORY`, which `make set-repository` rewrites).
 """
 
@@ -12,7 +11,7 @@ from pathlib import Path
 
 REPOSITORY = "https://github.com/attention-step-by-step/attention-step-by-step"
 BRANCH = "main"
-INSTALLED_PACKAGES = ("benchmarks", "transformer_lib")  # pyproject.toml's packages: their files come installed
+INSTALLED_PACKAGES = ("transformer_lib",)  # pyproject.toml's packages: their files come installed
 
 
 def raw_url(relative: str, repository: str | None = None) -> str:
@@ -56,7 +55,7 @@ def local_course_file(relative: str, start: Path | str | None = None) -> Path | 
 
 
 def _installed(relative: str) -> Path | None:
-    """`relative` inside an installed package of the course (benchmarks/x.json in site-packages), if there."""
+    """`relative` inside an installed package of the course (transformer_lib/... in site-packages), if there."""
     import importlib.util
 
     package, _, rest = relative.partition("/")

@@ -15,7 +15,7 @@ from transformer_lib.book.course_files import course_file
 
 
 def benchmark_record(name: str) -> dict:
-    """`benchmarks/NAME.json`, as committed (in Colab, the copy installed or in the course repository)."""
+    """`benchmarks/NAME.json`, as committed (in Colab, the copy in the course repository)."""
     return json.loads(course_file(f"benchmarks/{name}.json").read_text())
 
 

@@ -3,7 +3,7 @@
 Pipeline (`make_batches`): tokenize once, add start/end, drop what is longer than `max_length`
 (and say how many), shuffle with a seed, bucket by length so batches carry little padding, shuffle
 the batches (so that the buckets' part-filled last batches do not all come at the end of an
-epoch, in rising length: chapter 10, section 7, measures what that costs), and yield
+epoch, in rising length: section 7 of the performance appendix measures what that costs), and yield
 ``((source_ids, target_in), target_out)`` for `model.fit`. The pairs come from
 `corpora.load_parallel_corpus`.
 """
