@@ -16,11 +16,12 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
                     graphs (two ONNX graphs), quantize (int8), onnx_translator (checked against Keras), web
     decoding/       search (greedy_decode, beam_search, sampled_decode), translator (Translator), bleu
                     (evaluate_bleu, paired_bootstrap), text_checks, back_translation (back_translate)
-    models/         transformer (Transformer, count_parameters), language_model (the decoder alone),
-                    modern_language_model (the same with the changes since 2017), classifier, bert
+    models/         transformer (Transformer, count_parameters), language_model (LanguageModel: the
+                    decoder alone, with the switches since 2017; generate), legacy_weights (the since-2017
+                    model's older weight files), classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention (grouped-query attention
                     included), feed_forward, add_norm, stack (what the stacks share), encoder, decoder,
-                    kv_cache (decoding's key/value cache); and since 2017: rms_norm, rotary, swiglu,
+                    decoder_only (the language model's block and stack), kv_cache (decoding's key/value cache); and since 2017: rms_norm, rotary, swiglu,
                     blockwise_attention
     data/           downloads, splits, synthetic, ted, back_translations, corpora, tokenizer, batching,
                     imdb_archive, imdb
@@ -62,8 +63,12 @@ from transformer_lib.decoding.translator import Translator
 from transformer_lib.layers.encoder import Encoder, EncoderLayer  # noqa: E402
 from transformer_lib.decoding.bleu import evaluate_bleu, paired_bootstrap  # noqa: E402
 from transformer_lib.export.saved_model import load_translator, save_translator  # noqa: E402
-from transformer_lib.models.language_model import LanguageModel, generate, next_token_pairs  # noqa: E402
-from transformer_lib.models.modern_language_model import ModernLanguageModel  # noqa: E402
+from transformer_lib.models.language_model import (  # noqa: E402
+    LanguageModel,
+    ModernLanguageModel,
+    generate,
+    next_token_pairs,
+)
 from transformer_lib.utils.machine_description import describe_machine  # noqa: E402
 from transformer_lib.training.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.layers.feed_forward import FeedForward  # noqa: E402

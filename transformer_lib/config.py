@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from transformer_lib.utils.checks import require_layer_sizes, require_max_length, require_positive_int
+from transformer_lib.utils.checks import (
+    require_kv_heads_divide,
+    require_layer_sizes,
+    require_max_length,
+    require_positive_int,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +43,14 @@ class TransformerConfig:
             inner activations. Not in the paper (default 0: none); regularizers for small corpora.
         tie_output: the target embedding matrix is also the output layer (Press & Wolf 2017), with
             two vocabularies; `share_embeddings` ties the source embedding to them as well (§3.4).
+
+    And the changes since 2017 (the chapter "Since 2017"), each off by default:
+        rms_norm: RMSNorm instead of LayerNorm in every Add & Norm and the final norm (Zhang & Sennrich 2019).
+        rotary: rotary positions in every self-attention layer instead of the sinusoids added at the bottom
+            (Su et al. 2021); the decoder-only model's only.
+        swiglu: a SwiGLU feed-forward network at the ReLU network's parameter count (Shazeer 2020).
+        num_kv_heads: g key/value heads shared by the h query heads (grouped-query attention; Ainslie
+            et al. 2023); None: one per query head.
     """
 
     num_layers: int = 6
@@ -55,12 +68,17 @@ class TransformerConfig:
     attention_dropout: float = 0.0
     activation_dropout: float = 0.0
     tie_output: bool = False
+    rms_norm: bool = False
+    rotary: bool = False
+    swiglu: bool = False
+    num_kv_heads: int | None = None
 
     def __post_init__(self):
         require_positive_int("num_layers", self.num_layers)
         require_layer_sizes(self.d_model, self.num_heads, self.dff, self.dropout_rate,
                             self.attention_dropout, self.activation_dropout)
         require_max_length(self.max_length)
+        require_kv_heads_divide(self.num_heads, self.num_kv_heads)
         for name in ("input_vocab_size", "target_vocab_size"):
             if getattr(self, name) is not None:
                 require_positive_int(name, getattr(self, name))
@@ -88,8 +106,7 @@ class TransformerConfig:
 
 
 FIELDS = tuple(field.name for field in dataclasses.fields(TransformerConfig))
-# the fields a one-stack model (the classifier, BERT) takes as its own arguments, beside vocab_size
-ONE_STACK = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "max_length", "activation", "norm_first")
+SINCE_2017 = ("norm_first", "rms_norm", "rotary", "swiglu", "num_kv_heads")  # the chapter "Since 2017"'s switches
 
 # Sizes of Table 3 (base, big) and three small ones for a CPU or a free Colab GPU: `small` is chapter 7's;
 # `wide` is the small-data study's width-256 row (ahead after eight epochs, level over a 40-minute run).
@@ -123,3 +140,42 @@ def config_and_rest(args: tuple, kwargs: dict) -> tuple[TransformerConfig, dict]
         raise TypeError(f"Give a TransformerConfig or its fields, not both (got the config and "
                         f"{', '.join([*map(repr, args), *fields])}); change the config with config.replace(...).")
     return given, rest
+
+
+def one_stack_config(args: tuple, kwargs: dict, defaults: dict, target: bool = False) -> tuple[TransformerConfig, dict]:
+    """The `TransformerConfig` of a model with one stack and one vocabulary (the classifier, BERT, the language
+    model), given whole (`LanguageModel(config)`, its vocabulary in `input_vocab_size`) or as `vocab_size` and
+    fields over the model's `defaults` (`LanguageModel(8000, 2, 128, 4, 512, max_length=256)`: the first four
+    fields may come in order; or all by name, as Keras's `from_config` gives them); and the keyword arguments
+    left for Keras (`name`, `dtype`, ...). `target`: the vocabulary is also the target's (a language model's)."""
+    rest = dict(kwargs)
+    given = rest.pop("config", None)
+    if args and isinstance(args[0], TransformerConfig):
+        given, args = args[0], args[1:]
+    fields = {name: rest.pop(name) for name in FIELDS if name in rest}
+    vocab_size = rest.pop("vocab_size", None)
+    if given is not None:
+        if args or fields or vocab_size is not None:
+            raise TypeError("Give a TransformerConfig or vocab_size and its fields, not both; change the config with "
+                            "config.replace(...).")
+        vocab_size = given.input_vocab_size or given.target_vocab_size
+        if vocab_size is None:
+            raise ValueError("The config has no vocabulary size: give config.replace(input_vocab_size=...).")
+        fields = given.to_dict()
+    else:
+        if args:
+            vocab_size, args = args[0], args[1:]
+        if vocab_size is None:
+            raise TypeError("Give the vocabulary size (vocab_size) or a TransformerConfig.")
+        if len(args) > 4:
+            raise TypeError(f"After vocab_size, at most num_layers, d_model, num_heads, dff come in order; got {args}.")
+        fields = {**defaults, **dict(zip(("num_layers", "d_model", "num_heads", "dff"), args)), **fields}
+    fields.update(input_vocab_size=vocab_size, target_vocab_size=vocab_size if target else None)
+    return TransformerConfig(**fields), rest
+
+
+def one_stack_fields(config: TransformerConfig) -> dict:
+    """A one-stack model's config as `vocab_size` and the other fields by name: what its `get_config` saves, and
+    what `one_stack_config` reads back."""
+    fields = {name: value for name, value in config.to_dict().items() if not name.endswith("vocab_size")}
+    return {"vocab_size": config.input_vocab_size, **fields}

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import transformer_lib as tl
-from transformer_lib.models.language_model import DecoderOnlyLayer, next_token
+from transformer_lib.layers.decoder_only import DecoderOnlyLayer
+from transformer_lib.models.language_model import next_token
 from transformer_lib.data.tokenizer import END_ID, PAD_ID, START_ID
 
 VOCAB = 23

@@ -14,7 +14,7 @@ SWITCHED = {"the paper's block": {}, "pre-LN": dict(norm_first=True), "RMSNorm":
 
 
 def modern(**switches):
-    from transformer_lib.models.modern_language_model import ModernLanguageModel
+    from transformer_lib.models.language_model import ModernLanguageModel
 
     keras.utils.set_random_seed(0)
     return ModernLanguageModel(50, num_layers=2, d_model=16, num_heads=4, dff=32, dropout_rate=0.0, max_length=16,

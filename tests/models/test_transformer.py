@@ -284,7 +284,8 @@ def test_a_preset_model_is_built_from_one_config_that_its_saved_config_gives_bac
                                      "target_vocab_size": 30, "dropout_rate": 0.1, "norm_first": False,
                                      "share_embeddings": False, "max_length": 16, "activation": "relu",
                                      "learned_positions": False, "attention_dropout": 0.0, "activation_dropout": 0.0,
-                                     "tie_output": False}
+                                     "tie_output": False, "rms_norm": False, "rotary": False, "swiglu": False,
+                                     "num_kv_heads": None}
     assert Transformer.from_config(model.get_config()).config == model.config
     assert model.encoder.config is model.config and model.decoder.config is model.config  # one config, down to the stacks
 

@@ -30,7 +30,7 @@ def test_the_variants_differ_from_the_papers_block_by_their_switches_alone():
     for name in single:
         together.update(since_2017.VARIANTS[name])
     assert since_2017.VARIANTS["2024"] == together  # "2024" is every single change at once
-    assert set(together) == set(tl.models.modern_language_model.SWITCHES)
+    assert set(together) == set(tl.config.SINCE_2017)
 
 
 def test_an_unknown_variant_is_refused_with_the_names_to_choose_from():

@@ -38,7 +38,7 @@ def decoding_graphs(model, max_length: int):
 
     layers = model.decoder.stack_layers
     attention = layers[0].self_attention
-    heads, d_k = attention.num_heads, attention.d_k
+    heads, d_k = attention.num_kv_heads, attention.d_k  # the key/value heads: what the caches keep
 
     @tf.function(input_signature=[tf.TensorSpec([1, None], tf.int32, name="source_ids")])
     def encoder(source_ids):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import keras
 
+from transformer_lib.layers.rms_norm import RMSNorm
 from transformer_lib.utils.checks import require_rate
 from transformer_lib.utils.sublayers import build_unbuilt
 
@@ -30,6 +31,7 @@ class AddNorm(keras.layers.Layer):
     Args:
         dropout_rate: dropout on the sub-layer output, "before it is added ... and normalized" (§5.4).
         norm_first: False for post-LN (the paper), True for pre-LN.
+        rms_norm: the norm is RMSNorm (Zhang & Sennrich 2019, the chapter "Since 2017"), not LayerNorm.
 
     Call arguments:
         x: the sub-layer's input `[batch, seq, d_model]`.
@@ -41,12 +43,13 @@ class AddNorm(keras.layers.Layer):
         `[batch, seq, d_model]`, or `([batch, seq, d_model], extra)` when the sub-layer returns a pair.
     """
 
-    def __init__(self, dropout_rate: float = 0.1, norm_first: bool = False, **kwargs):
+    def __init__(self, dropout_rate: float = 0.1, norm_first: bool = False, rms_norm: bool = False, **kwargs):
         super().__init__(**kwargs)
         require_rate("dropout_rate", dropout_rate)
         self.dropout_rate = dropout_rate
         self.norm_first = norm_first
-        self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
+        self.rms_norm = rms_norm
+        self.norm = make_norm(rms_norm, name="norm")
         self.dropout = keras.layers.Dropout(dropout_rate)
 
     def build(self, x_shape):
@@ -57,16 +60,23 @@ class AddNorm(keras.layers.Layer):
         return super().__call__(x, sublayer=sublayer, **kwargs)
 
     def call(self, x, sublayer, training=None):
-        if self.norm_first:  # pre-LN: x + Dropout(Sublayer(LayerNorm(x)))
+        if self.norm_first:  # pre-LN: x + Dropout(Sublayer(Norm(x)))
             output, extra = _split(sublayer(self.norm(x)))
             y = x + self.dropout(output, training=training)
-        else:  # post-LN: LayerNorm(x + Dropout(Sublayer(x)))
+        else:  # post-LN: Norm(x + Dropout(Sublayer(x)))
             output, extra = _split(sublayer(x))
             y = self.norm(x + self.dropout(output, training=training))
         return y if extra is None else (y, extra)
 
     def get_config(self):
-        return {**super().get_config(), "dropout_rate": self.dropout_rate, "norm_first": self.norm_first}
+        return {**super().get_config(), "dropout_rate": self.dropout_rate, "norm_first": self.norm_first,
+                "rms_norm": self.rms_norm}
+
+
+def make_norm(rms_norm: bool = False, **kwargs):
+    """The norm of Add & Norm and of pre-LN's final norm: LayerNorm (the paper's), or RMSNorm."""
+    return RMSNorm(epsilon=LAYER_NORM_EPSILON, **kwargs) if rms_norm else keras.layers.LayerNormalization(
+        epsilon=LAYER_NORM_EPSILON, **kwargs)
 
 
 def _split(result):

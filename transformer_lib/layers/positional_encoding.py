@@ -103,6 +103,11 @@ class PositionalEmbedding(keras.layers.Layer):
         `[..., vocab_size]`, a score per token from the dot product with its embedding."""
         return ops.matmul(x, ops.transpose(ops.cast(self.embeddings, x.dtype)))
 
+    def scaled_tokens(self, token_ids):
+        """The token embeddings * sqrt(d_model), without positions (§3.4)."""
+        x = self.token_embedding(token_ids)  # (batch, seq, d_model)
+        return x * ops.cast(ops.sqrt(float(self.d_model)), x.dtype)
+
     def call(self, token_ids, offset=0):
         seq_len = ops.shape(token_ids)[-1]
         if isinstance(seq_len, int) and isinstance(offset, int) and offset + seq_len > self.max_length:
@@ -110,8 +115,7 @@ class PositionalEmbedding(keras.layers.Layer):
                 f"Sequence length {offset + seq_len} exceeds max_length={self.max_length}; "
                 "build the layer (or the Transformer) with a larger max_length."
             )
-        x = self.token_embedding(token_ids)  # (batch, seq, d_model)
-        x = x * ops.cast(ops.sqrt(float(self.d_model)), x.dtype)
+        x = self.scaled_tokens(token_ids)  # (batch, seq, d_model)
         if self.position_embedding is not None:
             positions = self.position_embedding(offset + ops.arange(seq_len))  # (seq, d_model)
         else:

@@ -6,19 +6,27 @@ it, N layers and, for pre-LN, a final LayerNorm. `transformer_lib.layers.encoder
 
 from __future__ import annotations
 
+import inspect
+
 import keras
 
 from transformer_lib.config import TransformerConfig, config_and_rest
-from transformer_lib.layers.add_norm import LAYER_NORM_EPSILON, AddNorm
+from transformer_lib.layers.add_norm import AddNorm, make_norm
 from transformer_lib.layers.attention import MultiHeadAttention
 from transformer_lib.layers.feed_forward import FeedForward
 from transformer_lib.layers.positional_encoding import PositionalEmbedding
-from transformer_lib.utils.checks import check_token_ids, require_layer_sizes, require_positive_int
+from transformer_lib.layers.swiglu import SwiGLUFeedForward
+from transformer_lib.utils.checks import (
+    check_token_ids,
+    require_kv_heads_divide,
+    require_layer_sizes,
+    require_positive_int,
+)
 from transformer_lib.utils.sublayers import build_unbuilt
 
 
 class BaseTransformerLayer(keras.layers.Layer):
-    """Base of `EncoderLayer` and `DecoderLayer`: their shared arguments and config.
+    """Base of `EncoderLayer`, `DecoderLayer` and `DecoderOnlyLayer`: their shared arguments and config.
 
     Args:
         d_model, num_heads, dff: sizes, as in the paper.
@@ -27,30 +35,48 @@ class BaseTransformerLayer(keras.layers.Layer):
         activation: the feed-forward activation ("relu" in the paper).
         attention_dropout, activation_dropout: dropout on the attention weights and on the
             feed-forward's inner activations (not in the paper; default 0: none).
+        rms_norm, swiglu, num_kv_heads, rotary: the changes since 2017, as in `TransformerConfig` (rotary
+            positions only in a layer whose class takes them, the decoder-only model's).
     """
+
+    takes_rotary = False  # a subclass that turns queries and keys by their positions sets it
 
     def __init__(self, d_model: int, num_heads: int, dff: int, dropout_rate: float = 0.1,
                  norm_first: bool = False, activation: str = "relu", attention_dropout: float = 0.0,
-                 activation_dropout: float = 0.0, **kwargs):
+                 activation_dropout: float = 0.0, rms_norm: bool = False, swiglu: bool = False,
+                 num_kv_heads: int | None = None, rotary: bool = False, **kwargs):
         super().__init__(**kwargs)
         require_layer_sizes(d_model, num_heads, dff, dropout_rate, attention_dropout, activation_dropout)
+        require_kv_heads_divide(num_heads, num_kv_heads)
+        if rotary and not self.takes_rotary:
+            raise ValueError(f"{type(self).__name__} adds no rotary positions (the translator's stacks add sinusoids "
+                             "at the bottom); rotary=True is for the decoder-only LanguageModel.")
+        self.settings = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout_rate=dropout_rate,
+                             norm_first=norm_first, activation=activation, attention_dropout=attention_dropout,
+                             activation_dropout=activation_dropout, rms_norm=rms_norm, swiglu=swiglu,
+                             num_kv_heads=num_kv_heads, rotary=rotary)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
         self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
-        self.feed_forward = FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward")
+        self.feed_forward = (SwiGLUFeedForward(d_model, SwiGLUFeedForward.same_parameters_as(d_model, dff),
+                                               name="feed_forward") if swiglu else
+                             FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward"))
         self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
 
     @classmethod
     def for_config(cls, config: TransformerConfig, **kwargs) -> BaseTransformerLayer:
-        """One layer of a stack with `config`'s sizes (and `kwargs` for Keras, such as `name`)."""
-        return cls(config.d_model, config.num_heads, config.dff, config.dropout_rate, config.norm_first,
-                   config.activation, config.attention_dropout, config.activation_dropout, **kwargs)
+        """One layer of a stack with `config`'s settings: every field that is an argument of this class (and
+        `kwargs` for Keras, such as `name`)."""
+        names = {name for klass in cls.__mro__ if "__init__" in vars(klass)
+                 for name in inspect.signature(klass.__init__).parameters}
+        return cls(**{name: value for name, value in config.to_dict().items() if name in names}, **kwargs)
 
     def add_norm(self, name: str) -> AddNorm:
-        return AddNorm(self.dropout_rate, self.norm_first, name=name)
+        return AddNorm(self.dropout_rate, self.norm_first, self.settings["rms_norm"], name=name)
 
     def attention(self, name: str) -> MultiHeadAttention:
-        return MultiHeadAttention(self.d_model, self.num_heads, attention_dropout=self.attention_dropout, name=name)
+        return MultiHeadAttention(self.d_model, self.num_heads, self.attention_dropout,
+                                  num_kv_heads=self.settings["num_kv_heads"], name=name)
 
     def build(self, x_shape):
         self.build_sublayers(x_shape)
@@ -66,17 +92,7 @@ class BaseTransformerLayer(keras.layers.Layer):
             build_unbuilt(sublayer, x_shape)
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout_rate": self.dropout_rate,
-            "norm_first": self.norm_first,
-            "activation": self.activation,
-            "attention_dropout": self.attention_dropout,
-            "activation_dropout": self.activation_dropout,
-        }
+        return {**super().get_config(), **self.settings}
 
 
 class Stack(keras.layers.Layer):
@@ -111,9 +127,7 @@ class Stack(keras.layers.Layer):
         self.embedding = embedding
         self.dropout = keras.layers.Dropout(config.dropout_rate)
         self.stack_layers = [self.layer_class.for_config(config, name=f"layer_{i}") for i in range(config.num_layers)]
-        self.final_norm = (
-            keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="final_norm") if config.norm_first else None
-        )
+        self.final_norm = make_norm(config.rms_norm, name="final_norm") if config.norm_first else None
 
     def build_stack(self, token_ids_shape, *other_shapes):
         """Build the embedding, each layer (given `x_shape, *other_shapes`) and the final norm."""
@@ -126,7 +140,14 @@ class Stack(keras.layers.Layer):
 
     def embed(self, token_ids, training=None):
         check_token_ids(f"the token ids of {self.path}", token_ids, self.vocab_size)
-        return self.dropout(self.embedding(token_ids), training=training)  # (batch, len, d_model)
+        return self.dropout(self.embed_positions(token_ids), training=training)  # (batch, len, d_model)
+
+    def embed_positions(self, token_ids, offset=0):
+        """Token embeddings * sqrt(d_model), plus the positions of §3.5 unless they are rotary (given to
+        the queries and keys in every layer instead)."""
+        if self.config.rotary:
+            return self.embedding.scaled_tokens(token_ids)
+        return self.embedding(token_ids, offset=offset)
 
     def finish(self, x):
         return x if self.final_norm is None else self.final_norm(x)

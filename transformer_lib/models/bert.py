@@ -22,7 +22,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from transformer_lib.config import ONE_STACK, TransformerConfig
+from transformer_lib.config import one_stack_config, one_stack_fields
 from transformer_lib.utils.checks import require_rate
 from transformer_lib.utils.sublayers import build_unbuilt
 from transformer_lib.layers.add_norm import LAYER_NORM_EPSILON
@@ -82,16 +82,19 @@ def _gather_chosen(inputs, labels):
     return (inputs, chosen), tf.gather_nd(labels, chosen)
 
 
+BERT = dict(num_layers=2, d_model=128, num_heads=4, dff=512, dropout_rate=0.1, max_length=512, activation="gelu")
+
+
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class MaskedLanguageModel(keras.Model):
     """BERT's pretraining model, without next-sentence prediction.
 
     Args:
-        vocab_size: tokens the model reads and predicts, the mask token included.
-        num_layers, d_model, num_heads, dff, dropout_rate, max_length: as in `Encoder`.
-        activation: of the feed-forward networks, "gelu" as in BERT.
-        norm_first: False for post-LN (BERT's), True for pre-LN (chapter 6), which trains at higher
-            learning rates.
+        config: a `TransformerConfig` (its `input_vocab_size` is the vocabulary); or, as a convenience,
+        vocab_size: tokens the model reads and predicts, the mask token included, then any field of
+            `TransformerConfig` by name (the first four also in order), over the defaults `BERT`:
+            `activation` "gelu" as in BERT; `norm_first` False for post-LN (BERT's), True for pre-LN
+            (chapter 6), which trains at higher learning rates.
 
     Call arguments:
         inputs: int `[batch, len]` token ids (masked), 0 = padding; or a pair `(token_ids, chosen)`
@@ -105,21 +108,18 @@ class MaskedLanguageModel(keras.Model):
         `[n, vocab_size]` at the chosen positions.
     """
 
-    def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
-                 dropout_rate: float = 0.1, max_length: int = 512, activation: str = "gelu", norm_first: bool = False,
-                 **kwargs):
+    def __init__(self, *config, **kwargs):
+        config, kwargs = one_stack_config(config, kwargs, BERT)
         super().__init__(**kwargs)
-        self.config = TransformerConfig(num_layers, d_model, num_heads, dff, input_vocab_size=vocab_size,
-                                        dropout_rate=dropout_rate, max_length=max_length, activation=activation,
-                                        norm_first=norm_first)
-        self.encoder = Encoder(self.config, vocab_size=vocab_size, name="encoder")
-        self.transform = keras.layers.Dense(d_model, activation=activation, name="transform")
+        self.config = config
+        self.encoder = Encoder(config, vocab_size=config.input_vocab_size, name="encoder")
+        self.transform = keras.layers.Dense(config.d_model, activation=config.activation, name="transform")
         self.norm = keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, name="norm")
 
     @property
     def hyperparameters(self) -> dict:
         """The constructor's arguments (what `get_config` saves beside Keras's own keys)."""
-        return {"vocab_size": self.config.input_vocab_size, **self.config.pick(*ONE_STACK)}
+        return one_stack_fields(self.config)
 
     def build(self, inputs_shape):
         token_ids_shape = inputs_shape[0] if isinstance(inputs_shape[0], (tuple, list)) else inputs_shape

@@ -11,7 +11,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from transformer_lib.config import ONE_STACK, TransformerConfig
+from transformer_lib.config import one_stack_config, one_stack_fields
 from transformer_lib.utils.checks import require_positive_int
 from transformer_lib.utils.sublayers import build_unbuilt
 from transformer_lib.layers.encoder import Encoder
@@ -24,20 +24,22 @@ def masked_mean(x, token_ids):
     return ops.sum(x * keep, axis=1) / ops.maximum(ops.sum(keep, axis=1), 1.0)  # (batch, d)
 
 
+CLASSIFIER = dict(num_layers=1, d_model=64, num_heads=4, dff=128, dropout_rate=0.1, max_length=512)
+
+
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class TransformerClassifier(keras.Model):
     """Token ids in, class logits out.
 
     Args:
-        vocab_size: size of the token vocabulary (0 = padding).
-        num_layers, d_model, num_heads, dff, dropout_rate, activation: as in `Encoder`
-            (activation "gelu" for BERT-style models).
+        config: a `TransformerConfig` (its `input_vocab_size` is the vocabulary); or, as a convenience,
+        vocab_size: size of the token vocabulary (0 = padding), then any field of `TransformerConfig` by
+            name (the first four also in order), over the defaults `CLASSIFIER`: `activation` "gelu" for
+            BERT-style models; `norm_first` False for post-LN (the paper, and BERT), True for pre-LN
+            (chapter 6), which trains at higher learning rates; `max_length` the longest input, in tokens.
         num_classes: number of labels (2 for positive/negative).
-        max_length: longest input, in tokens.
         mask_padding: False attends to and averages over padding too: the usual tutorial's mistake,
             kept to measure what the mask is worth.
-        norm_first: False for post-LN (the paper, and BERT), True for pre-LN (chapter 6), which
-            trains at higher learning rates.
 
     Call arguments:
         token_ids: int `[batch, len]`, 0 = padding.
@@ -47,24 +49,19 @@ class TransformerClassifier(keras.Model):
         float32 logits `[batch, num_classes]`.
     """
 
-    def __init__(self, vocab_size: int, num_layers: int = 1, d_model: int = 64, num_heads: int = 4, dff: int = 128,
-                 num_classes: int = 2, dropout_rate: float = 0.1, max_length: int = 512, activation: str = "relu",
-                 mask_padding: bool = True, norm_first: bool = False, **kwargs):
+    def __init__(self, *config, num_classes: int = 2, mask_padding: bool = True, **kwargs):
+        config, kwargs = one_stack_config(config, kwargs, CLASSIFIER)
         super().__init__(**kwargs)
         require_positive_int("num_classes", num_classes)
-        self.config = TransformerConfig(num_layers, d_model, num_heads, dff, input_vocab_size=vocab_size,
-                                        dropout_rate=dropout_rate, max_length=max_length, activation=activation,
-                                        norm_first=norm_first)
-        self.num_classes, self.mask_padding = num_classes, mask_padding
-        self.encoder = Encoder(self.config, vocab_size=vocab_size, name="encoder")
-        self.dropout = keras.layers.Dropout(dropout_rate)
+        self.config, self.num_classes, self.mask_padding = config, num_classes, mask_padding
+        self.encoder = Encoder(config, vocab_size=config.input_vocab_size, name="encoder")
+        self.dropout = keras.layers.Dropout(config.dropout_rate)
         self.head = keras.layers.Dense(num_classes, name="head")
 
     @property
     def hyperparameters(self) -> dict:
         """The constructor's arguments (what `get_config` saves beside Keras's own keys)."""
-        return {"vocab_size": self.config.input_vocab_size, **self.config.pick(*ONE_STACK),
-                "num_classes": self.num_classes, "mask_padding": self.mask_padding}
+        return {**one_stack_fields(self.config), "num_classes": self.num_classes, "mask_padding": self.mask_padding}
 
     def build(self, token_ids_shape):
         build_unbuilt(self.encoder, token_ids_shape)

@@ -19,109 +19,49 @@ import keras
 import numpy as np
 from keras import ops
 
-from transformer_lib.config import TransformerConfig
+from transformer_lib.config import one_stack_config, one_stack_fields
 from transformer_lib.utils.sublayers import build_unbuilt
-from transformer_lib.layers.stack import BaseTransformerLayer, Stack
-from transformer_lib.layers.kv_cache import cached_self_attention, start_caches, step_layers
-from transformer_lib.layers.masks import decoder_mask
+from transformer_lib.layers.decoder_only import DecoderOnly
 from transformer_lib.data.tokenizer import END_ID, NEVER_GENERATED, PAD_ID, START_ID
+from transformer_lib.models.legacy_weights import load_modern_block_weights, modern_block_layout
 
 
-@keras.saving.register_keras_serializable(package="transformer_lib")
-class DecoderOnlyLayer(BaseTransformerLayer):
-    """`DecoderLayer` without its cross-attention. Arguments as in `BaseTransformerLayer`.
-
-    1. masked multi-head self-attention: position t sees positions <= t only;
-    2. the feed-forward network; both wrapped in Add & Norm.
-
-    Call arguments:
-        x: `[batch, len, d_model]`.
-        self_attention_mask: float `[batch, 1, len, len]`, 1.0 = blocked (`decoder_mask`).
-        training: enables dropout.
-
-    Returns `[batch, len, d_model]`.
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.self_attention = self.attention("self_attention")
-        self.self_attention_add_norm = self.add_norm("self_attention_add_norm")
-
-    def call(self, x, self_attention_mask=None, training=None):
-        # 1. Masked self-attention: position t sees positions <= t only.
-        x = self.self_attention_add_norm(
-            x, lambda h: self.self_attention(h, h, h, mask=self_attention_mask)[0], training=training)
-        # 2. The position-wise feed-forward network. (No cross-attention: there is no encoder.)
-        return self.feed_forward_add_norm(x, self.feed_forward, training=training)
-
-    def step(self, x, offset, cache):
-        """`call` for the newest position(s) at `offset`, `offset + 1`, ..., with the key/value cache
-        of `DecoderLayer.step`. Returns `(x, cache)`."""
-        x, cache = self.self_attention_add_norm(
-            x, lambda h: cached_self_attention(self.self_attention, h, offset, cache), training=False)
-        return self.feed_forward_add_norm(x, self.feed_forward, training=False), cache
-
-
-@keras.saving.register_keras_serializable(package="transformer_lib")
-class DecoderOnly(Stack):
-    """Token ids in, one vector per position out, each from that position and the ones before it.
-    Arguments as in `transformer_lib.layers.stack.Stack`."""
-
-    layer_class = DecoderOnlyLayer
-
-    def build(self, token_ids_shape):
-        self.build_stack(token_ids_shape)
-
-    def call(self, token_ids, training=None):
-        mask = decoder_mask(token_ids)  # (batch, 1, len, len): the future and the padding blocked
-        x = self.embed(token_ids, training)  # (batch, len, d_model)
-        for layer in self.stack_layers:
-            x = layer(x, mask, training=training)
-        return self.finish(x)
-
-    def start_cache(self, batch: int, max_length: int):
-        """Per layer, `(keys, values)` of zeros `[batch, num_heads, max_length, d_k]`, one slot per position."""
-        return start_caches([layer.self_attention for layer in self.stack_layers], batch, max_length,
-                            self.compute_dtype)
-
-    def step(self, token_ids, offset, caches):
-        """The newest token(s) `[batch, new]` at positions `offset`, ...: `(x, caches)`."""
-        x = self.embedding(token_ids, offset=offset)  # (batch, new, d_model), no dropout
-        x, caches = step_layers(self.stack_layers, x, offset, caches)
-        return self.finish(x), caches
-
-
-LANGUAGE_MODEL = ("num_layers", "d_model", "num_heads", "dff", "dropout_rate", "norm_first", "max_length")
+LANGUAGE_MODEL = dict(num_layers=2, d_model=128, num_heads=4, dff=512, dropout_rate=0.1, norm_first=True, max_length=256)
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class LanguageModel(keras.Model):
     """A decoder-only language model: `DecoderOnly` and an output layer tied to its embedding (§3.4).
+    Chapter 9 trains it as GPT-2 did (pre-LN); the chapter "Since 2017" switches on the rest of today's block.
 
     Args:
-        vocab_size: tokens it reads and predicts (0 = padding, 1 = START, 2 = END).
-        num_layers, d_model, num_heads, dff, dropout_rate, norm_first, max_length: as in `Stack`
-            (pre-LN by default, as GPT-2).
+        config: a `TransformerConfig` (its `input_vocab_size` is the vocabulary), with the switches since 2017
+            (`rms_norm`, `rotary`, `swiglu`, `num_kv_heads`) among its fields; or, as a convenience,
+        vocab_size: tokens it reads and predicts (0 = padding, 1 = START, 2 = END), then any field of
+            `TransformerConfig` by name (the first four also in order): `LanguageModel(8000, num_layers=4)`.
+            The defaults are chapter 9's: 2 layers of width 128, 4 heads, dff 512, dropout 0.1, pre-LN,
+            windows of 256 tokens.
 
     Call arguments:
         token_ids: int `[batch, len]`, 0 = padding.
         training: enables dropout.
 
     Returns float32 logits `[batch, len, vocab_size]`: at position t, the scores of the token at t + 1.
+    `start_cache` and `step` give `generate` chapter 8's key/value cache.
     """
 
-    def __init__(self, vocab_size: int, num_layers: int = 2, d_model: int = 128, num_heads: int = 4, dff: int = 512,
-                 dropout_rate: float = 0.1, norm_first: bool = True, max_length: int = 256, **kwargs):
+    defaults = LANGUAGE_MODEL
+
+    def __init__(self, *config, **kwargs):
+        config, kwargs = one_stack_config(config, kwargs, self.defaults, target=True)
         super().__init__(**kwargs)
-        self.config = TransformerConfig(num_layers, d_model, num_heads, dff, input_vocab_size=vocab_size,
-                                        target_vocab_size=vocab_size, dropout_rate=dropout_rate,
-                                        norm_first=norm_first, max_length=max_length)
-        self.decoder = DecoderOnly(self.config, vocab_size=vocab_size, name="decoder")
+        self.config = config
+        self.decoder = DecoderOnly(config, vocab_size=config.input_vocab_size, name="decoder")
 
     @property
     def hyperparameters(self) -> dict:
-        """The constructor's arguments (what `get_config` saves beside Keras's own keys)."""
-        return {"vocab_size": self.config.input_vocab_size, **self.config.pick(*LANGUAGE_MODEL)}
+        """`vocab_size` and the config's other fields: what `get_config` saves beside Keras's own keys."""
+        return one_stack_fields(self.config)
 
     def build(self, token_ids_shape):
         build_unbuilt(self.decoder, token_ids_shape)
@@ -139,8 +79,27 @@ class LanguageModel(keras.Model):
     def start_cache(self, batch: int, max_length: int | None = None):
         return self.decoder.start_cache(batch, max_length or self.config.max_length)
 
+    def cache_bytes_per_token(self, bytes_per_number: int = 4) -> int:
+        """What each generated token adds to the key/value cache, over all layers."""
+        return sum(layer.self_attention.cache_bytes_per_token(bytes_per_number) for layer in self.decoder.stack_layers)
+
+    def load_weights(self, filepath, *args, **kwargs):
+        """Keras's `load_weights`; a `.weights.h5` file saved by the since-2017 model before it became this
+        class (its blocks in a list of its own) is read into the same weights here."""
+        if str(filepath).endswith(".weights.h5") and modern_block_layout(filepath):
+            return load_modern_block_weights(self, filepath)
+        return super().load_weights(filepath, *args, **kwargs)
+
     def get_config(self):
         return {**super().get_config(), **self.hyperparameters}
+
+
+@keras.saving.register_keras_serializable(package="transformer_lib")
+class ModernLanguageModel(LanguageModel):
+    """`LanguageModel` with the defaults of the chapter "Since 2017": every switch off, post-LN included,
+    so that the block is the paper's (§3.1 without cross-attention) until a switch says otherwise."""
+
+    defaults = {**LANGUAGE_MODEL, "norm_first": False}
 
 
 def next_token_pairs(token_ids):

@@ -14,8 +14,7 @@ import keras
 import numpy as np
 
 from transformer_lib.data.imdb import load_imdb, sampled_windows, train_review_tokenizer
-from transformer_lib.models.language_model import next_token_pairs
-from transformer_lib.models.modern_language_model import ModernLanguageModel
+from transformer_lib.models.language_model import ModernLanguageModel, next_token_pairs
 from transformer_lib.training.objective import MaskedLoss, TransformerSchedule, perplexity
 
 VARIANTS = {
