@@ -180,21 +180,21 @@ grade: $(STAMP)
 
 # Re-run every chapter with its full settings and store the outputs (what the site shows).
 execute: $(STAMP)
-	$(BIN)/python -m transformer_lib.book chapters/*.ipynb
+	$(BIN)/python -m tools.notebooks chapters/*.ipynb
 
 # Re-run only the listing cells (show_source) of every chapter, after a change to the library's source:
 # a listing depends on nothing else, so a chapter that trains for an hour need not run again for it.
 listings: $(STAMP)
-	$(BIN)/python -m transformer_lib.book --listings chapters/*.ipynb
+	$(BIN)/python -m tools.notebooks --listings chapters/*.ipynb
 
 # The same for the diagram cells (transformer_lib.book.diagrams), after a change to a diagram or a new one.
 diagrams: $(STAMP)
-	$(BIN)/python -m transformer_lib.book --diagrams chapters/*.ipynb
+	$(BIN)/python -m tools.notebooks --diagrams chapters/*.ipynb
 
 # The same for the exercise cells (tagged exercise, check or uses-exercises; transformer_lib.book.exercises),
 # run after each chapter's setup and imports cells, after a change to an exercise or its check.
 exercises: $(STAMP)
-	$(BIN)/python -m transformer_lib.book --exercises chapters/*.ipynb
+	$(BIN)/python -m tools.notebooks --exercises chapters/*.ipynb
 
 clean:
 	rm -rf $(VENV) .venv-colab _build _assets .npm .pytest_cache transformer_lib.egg-info

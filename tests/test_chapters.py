@@ -495,7 +495,7 @@ def test_the_appendixs_stored_output_compares_the_record_with_todays_recipe():
     ours = transformer_lib.Recipe(**record["runs"]["ours"]["recipe"])
     line = next(line for line in printed.splitlines() if "how tl.Recipe() differs from it:" in line)
     assert line.split("from it:", 1)[1].strip() == str(transformer_lib.Recipe().changes(ours)), (
-        "refresh it: python -m transformer_lib.book --cell 0764c042")
+        "refresh it: python -m tools.notebooks --cell 0764c042 chapters/appendix_performance.ipynb")
 
 
 # --- Chapter 8's "Try it in the page" quotes what the page's translator writes --------------------

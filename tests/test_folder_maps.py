@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_lib.book.refresh import LISTING
+from tools.notebooks.refresh import LISTING
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))

@@ -18,9 +18,7 @@ FOLDERS = ("utils", "data", "layers", "models", "decoding", "export", "training"
 LEAVES = {"transformer_lib.config": {"utils"}, "transformer_lib._version": set()}  # root modules below everything
 AT_THE_ROOT = {"__init__.py", "__main__.py", "_version.py"}  # beside at most 6 others
 MOST_LINES_PER_MODULE, MOST_CODE_LINES_PER_FUNCTION, REPEATED_BLOCK = 300, 60, 6
-# the one import of the package root from below it: the refresh tool resolves a listing's `tl.a.b` (inside
-# its function, when it runs) exactly as the chapter that shows it does
-THE_CHAPTERS_VIEW = {("transformer_lib.book.refresh", "transformer_lib")}
+THE_CHAPTERS_VIEW = set()  # no module below the package root imports it
 
 
 def rank(module: str) -> int:

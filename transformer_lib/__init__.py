@@ -4,8 +4,8 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
 (a module imports only from its own folder and the folders below it):
 
     __main__        the command line: train, translate, evaluate, export-web
-    book/           the chapters' teaching helpers: source (show_source), run and refresh (executing and
-                    refreshing stored chapters), runs, kept and first_run (trainings run once and kept),
+    book/           the chapters' teaching helpers: source (show_source), runs, kept and first_run
+                    (trainings run once and kept),
                     records and course_files (the committed records a chapter reads), trained_heads,
                     browser_translator, diagrams/, figures/, exercises/ (the checks; `transformer_lib.exercises`
                     is their short name)

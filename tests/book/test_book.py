@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+import tools.notebooks as notebooks
 import transformer_lib.book as book
 from transformer_lib import MultiHeadAttention, positional_encoding
 
@@ -34,7 +35,7 @@ def test_quick_mode_follows_book_quick(monkeypatch, value, quick):
 
 
 def test_stored_progress_bars_keep_only_their_final_state():
-    from transformer_lib.book import settle_terminal_text
+    from tools.notebooks import settle_terminal_text
 
     redraws = "Epoch 1/2\n 1/3 [====>....] loss: 9.1\b\b\b\b\r 3/3 [==========] loss: 7.2\nval_loss 7.0\n"
     assert settle_terminal_text(redraws) == "Epoch 1/2\n 3/3 [==========] loss: 7.2\nval_loss 7.0\n"
@@ -44,7 +45,7 @@ def test_stored_progress_bars_keep_only_their_final_state():
 def test_a_progress_bar_written_in_many_pieces_is_stored_as_its_final_line():
     import nbformat
 
-    from transformer_lib.book import settle_streams
+    from tools.notebooks import settle_streams
 
     pieces = ["Epoch 1/1\n", "\b\b\r 1/2 [==>..]", "\b\b\b\r 2/2 [=====]", "\n", "val_loss 7.0\n"]
     outputs = [nbformat.v4.new_output("stream", name="stdout", text=text) for text in pieces]
@@ -83,30 +84,30 @@ def _assert_refreshed_as_a_full_run(copy, target, other):
 
 
 def test_refresh_listings_reruns_only_the_listing_cells_and_reproduces_a_clean_run(tmp_path):
-    copy, _, target, other = _spoil_a_copy(tmp_path, "03_attention.ipynb", book.LISTING.match)
-    assert book.refresh_listings([str(copy)]) == 1
+    copy, _, target, other = _spoil_a_copy(tmp_path, "03_attention.ipynb", notebooks.LISTING.match)
+    assert notebooks.refresh_listings([str(copy)]) == 1
     _assert_refreshed_as_a_full_run(copy, target, other)
 
 
 def test_diagram_cells_are_recognised_and_nothing_else():
-    assert book.is_diagram_cell("from transformer_lib.diagrams import architecture_diagram\n\n"
+    assert notebooks.is_diagram_cell("from transformer_lib.diagrams import architecture_diagram\n\n"
                                 "architecture_diagram(['feed-forward'], title='x')\nplt.show()")
-    assert book.is_diagram_cell("# the idea\ntl.diagrams.qkv_diagram()\nplt.show()")
-    assert not book.is_diagram_cell("plt.show()")  # draws no diagram
-    assert not book.is_diagram_cell("model.fit(data)\narchitecture_diagram()\nplt.show()")  # depends on more
-    assert not book.is_diagram_cell("import os; architecture_diagram()")
+    assert notebooks.is_diagram_cell("# the idea\ntl.diagrams.qkv_diagram()\nplt.show()")
+    assert not notebooks.is_diagram_cell("plt.show()")  # draws no diagram
+    assert not notebooks.is_diagram_cell("model.fit(data)\narchitecture_diagram()\nplt.show()")  # depends on more
+    assert not notebooks.is_diagram_cell("import os; architecture_diagram()")
 
 
 def test_refresh_diagrams_reruns_only_the_diagram_cells_and_reproduces_a_clean_run(tmp_path):
     import json
 
-    copy, notebook, target, other = _spoil_a_copy(tmp_path, "02_positional_encoding.ipynb", book.is_diagram_cell)
-    assert book.refresh_diagrams([str(copy)]) == 1
+    copy, notebook, target, other = _spoil_a_copy(tmp_path, "02_positional_encoding.ipynb", notebooks.is_diagram_cell)
+    assert notebooks.refresh_diagrams([str(copy)]) == 1
     _assert_refreshed_as_a_full_run(copy, target, other)
     notebook["cells"][target]["execution_count"] = None  # a new diagram cell: it has no place in the chapter's run
     copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     with pytest.raises(ValueError, match="never ran with the chapter.*run the whole chapter"):
-        book.refresh_diagrams([str(copy)])
+        notebooks.refresh_diagrams([str(copy)])
 
 
 def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch):
@@ -124,10 +125,10 @@ def test_the_environment_report_names_the_gpu_or_says_how_to_get_one(monkeypatch
 
 
 def test_stored_warnings_name_library_files_from_the_repository():
-    text = f"{book.LIBRARY_ROOT}transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
-    assert book.relative_library_paths(text) == "transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
-    settled = book.settle_streams([{"output_type": "stream", "name": "stderr", "text": text}])
-    assert book.LIBRARY_ROOT not in settled[0]["text"] and settled[0]["text"].startswith("transformer_lib/")
+    text = f"{notebooks.LIBRARY_ROOT}transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
+    assert notebooks.relative_library_paths(text) == "transformer_lib/decoding/bleu.py:41: UserWarning: 1 sentence(s) longer\n"
+    settled = notebooks.settle_streams([{"output_type": "stream", "name": "stderr", "text": text}])
+    assert notebooks.LIBRARY_ROOT not in settled[0]["text"] and settled[0]["text"].startswith("transformer_lib/")
 
 
 def test_the_machine_line_names_the_cpu_and_its_widest_vector_instructions():
@@ -142,7 +143,7 @@ def test_the_machine_line_names_the_cpu_and_its_widest_vector_instructions():
 
 
 def test_the_chapter_runner_explains_bad_input_instead_of_a_traceback(tmp_path, capsys):
-    from transformer_lib.book.__main__ import main
+    from tools.notebooks.__main__ import main
 
     assert main(["--help"]) == 0 and "--listings" in capsys.readouterr().out
     assert main([]) == 2 and "no notebook given" in capsys.readouterr().err

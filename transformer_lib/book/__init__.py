@@ -6,16 +6,8 @@
 - `QUICK` is True when the environment variable BOOK_QUICK=1 (set by `make test`): chapters then
   pick tiny sizes so the whole book executes in minutes. `pick(full, quick)` chooses a setting.
 - `hide_tensorflow_notices()` keeps TensorFlow's C++ notices out of a cell's stored output.
-- `execute(paths)` (run.py) runs whole chapters and stores their outputs, settled as a terminal
-  shows them (`settle_streams`): `python -m transformer_lib.book chapters/*.ipynb`, `make execute`.
-- refresh.py re-runs only some cells of stored chapters, those that depend on the library alone, so
-  a changed function does not force a re-run of a chapter that trains for an hour:
-  `refresh_listings(paths)` the listing cells (`show_source(...)`, `--listings`, `make listings`),
-  `refresh_diagrams(paths)` the diagram cells (`*_diagram(...)` calls from `transformer_lib.book.diagrams`
-  and `plt.show()`, `--diagrams`, `make diagrams`), `refresh_exercises(paths)` the cells tagged
-  exercise, check or uses-exercises, after the setup and imports cells (`--exercises`, `make exercises`),
-  `refresh_cell(path, cell_id)` one cell after every code cell before it (`--cell ID`: a figure of
-  a finished run, drawn again without training again).
+- Running and refreshing the stored chapters is the maintainers' work, not the readers': `tools/notebooks/`
+  (`make execute`, `make listings`, `python -m tools.notebooks --cell ID chapters/NN_x.ipynb`).
 
 `runs` (runs.py) gives chapter 7's translator to the chapters after it: its training cost, measured
 and estimated, said before a run starts; a copy kept on Google Drive; never a silent retraining.
@@ -34,22 +26,6 @@ from __future__ import annotations
 import os
 
 from transformer_lib.utils.quiet import hide_tensorflow_notices  # noqa: F401 (for notebooks)
-from transformer_lib.book.refresh import (  # noqa: F401
-    EXERCISE_TAGS,
-    LISTING,
-    is_diagram_cell,
-    refresh_cell,
-    refresh_diagrams,
-    refresh_exercises,
-    refresh_listings,
-)
-from transformer_lib.book.run import (  # noqa: F401
-    LIBRARY_ROOT,
-    execute,
-    relative_library_paths,
-    settle_streams,
-    settle_terminal_text,
-)
 from transformer_lib.book import kept  # noqa: F401 (chapter 9's trainings, run once and kept)
 from transformer_lib.book import runs  # noqa: F401 (chapter 7's translator in later chapters)
 from transformer_lib.book.source import show_source  # noqa: F401

@@ -1,13 +1,13 @@
-"""`python -m transformer_lib.book [--listings | --diagrams | --exercises] chapters/*.ipynb`, or
+"""`python -m tools.notebooks [--listings | --diagrams | --exercises] chapters/*.ipynb`, or
 `--cell ID chapter.ipynb` (see the package's docstring): no option runs the whole chapters."""
 
 import sys
 from pathlib import Path
 
-from transformer_lib.book import execute, refresh_cell, refresh_diagrams, refresh_exercises, refresh_listings
+from tools.notebooks import execute, refresh_cell, refresh_diagrams, refresh_exercises, refresh_listings
 
-USAGE = """usage: python -m transformer_lib.book [--listings | --diagrams | --exercises] NOTEBOOK.ipynb ...
-       python -m transformer_lib.book --cell ID NOTEBOOK.ipynb
+USAGE = """usage: python -m tools.notebooks [--listings | --diagrams | --exercises] NOTEBOOK.ipynb ...
+       python -m tools.notebooks --cell ID NOTEBOOK.ipynb
 
   (no option)    run each chapter top to bottom in a fresh kernel and store its outputs
   --listings     re-run only the show_source(...) listing cells

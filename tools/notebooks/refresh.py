@@ -15,7 +15,7 @@ import functools
 import os
 import re
 
-from transformer_lib.book.run import settle_streams
+from tools.notebooks.run import settle_streams
 from transformer_lib.book.source import show_source
 
 LISTING = re.compile(r"^(?:#[^\n]*\n)*show_source\((?P<target>tl(?:\.\w+)+)\)\s*$")

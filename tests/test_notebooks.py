@@ -1,15 +1,19 @@
-"""`refresh_exercises` (`make exercises`) re-runs a chapter's exercise cells after its setup and imports
-cells, in a fresh kernel in the chapter's folder, and stores only their outputs; checked on a tiny
-synthetic chapter, so no real chapter has to run."""
+"""tools/notebooks, the maintainers' machinery for the stored chapters: `refresh_exercises` (`make exercises`)
+re-runs a chapter's exercise cells after its setup and imports cells, in a fresh kernel in the chapter's
+folder, and stores only their outputs; `refresh_cell` (`--cell ID`) one cell after every code cell before it.
+Checked on tiny synthetic chapters, so no real chapter has to run."""
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
 import nbformat
 import pytest
 
-import transformer_lib.book as book
+import tools.notebooks as book
+
+ROOT = Path(__file__).resolve().parent.parent  # `python -m tools.notebooks` runs from the repository's root
 
 
 def stream(text: str) -> dict:
@@ -89,8 +93,8 @@ def test_a_failing_exercise_names_the_chapter_and_the_cell_and_stores_nothing(tm
 
 def test_the_command_line_refreshes_exercises(tmp_path):
     path = write_chapter(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--exercises", str(path)],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "tools.notebooks", "--exercises", str(path)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3 exercise cell(s) refreshed."
     assert json.loads(path.read_text())["cells"][6]["execution_count"] == 6
@@ -139,10 +143,10 @@ def test_refresh_cell_refuses_an_unknown_id_and_a_cell_that_never_ran(tmp_path):
 
 def test_the_command_line_refreshes_one_cell(tmp_path):
     path = write_run_chapter(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--cell", "cell-3", str(path)],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "tools.notebooks", "--cell", "cell-3", str(path)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"cell cell-3 of {path}: new outputs stored."
-    wrong = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--cell", str(path)],
-                           capture_output=True, text=True, timeout=300)
+    wrong = subprocess.run([sys.executable, "-m", "tools.notebooks", "--cell", str(path)],
+                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert wrong.returncode == 2 and "--cell takes a cell id and one notebook file" in wrong.stderr

@@ -3,6 +3,7 @@ them, so that what is stored names no machine's folders and keeps no redrawn pro
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 
@@ -52,7 +53,8 @@ def settle_streams(outputs: list) -> list:
     return settled
 
 
-LIBRARY_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep  # the folder holding transformer_lib
+# the folder holding transformer_lib (found without importing it, which would load TensorFlow)
+LIBRARY_ROOT = os.path.dirname(os.path.dirname(importlib.util.find_spec("transformer_lib").origin)) + os.sep
 
 
 def relative_library_paths(text: str, root: str = LIBRARY_ROOT) -> str:
