@@ -104,7 +104,8 @@ class PositionalEmbedding(keras.layers.Layer):
         return ops.matmul(x, ops.transpose(ops.cast(self.embeddings, x.dtype)))
 
     def scaled_tokens(self, token_ids):
-        """The token embeddings * sqrt(d_model), without positions (§3.4)."""
+        """The token embeddings * sqrt(d_model), without positions (§3.4): `call`'s first step, for a model
+        whose positions are rotary (given to the queries and keys instead, the chapter "Since 2017")."""
         x = self.token_embedding(token_ids)  # (batch, seq, d_model)
         return x * ops.cast(ops.sqrt(float(self.d_model)), x.dtype)
 
@@ -115,7 +116,8 @@ class PositionalEmbedding(keras.layers.Layer):
                 f"Sequence length {offset + seq_len} exceeds max_length={self.max_length}; "
                 "build the layer (or the Transformer) with a larger max_length."
             )
-        x = self.scaled_tokens(token_ids)  # (batch, seq, d_model)
+        x = self.token_embedding(token_ids)  # (batch, seq, d_model)
+        x = x * ops.cast(ops.sqrt(float(self.d_model)), x.dtype)
         if self.position_embedding is not None:
             positions = self.position_embedding(offset + ops.arange(seq_len))  # (seq, d_model)
         else:
