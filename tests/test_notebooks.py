@@ -150,3 +150,9 @@ def test_the_command_line_refreshes_one_cell(tmp_path):
     wrong = subprocess.run([sys.executable, "-m", "tools.notebooks", "--cell", str(path)],
                            capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert wrong.returncode == 2 and "--cell takes a cell id and one notebook file" in wrong.stderr
+
+
+def test_the_librarys_old_command_says_where_the_tool_is(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "transformer_lib.book", "--cell", "cell-3", "chapter.ipynb"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "python -m tools.notebooks --cell cell-3 chapter.ipynb" in out.stderr
