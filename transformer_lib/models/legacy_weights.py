@@ -25,9 +25,12 @@ def _groups(path) -> dict[str, list[np.ndarray]]:
 
 
 def modern_block_layout(path) -> bool:
-    """True for a file with the old layout: its blocks under `blocks/`, no `decoder/`."""
-    names = _groups(path)
-    return any(name.startswith("blocks/") for name in names) and not any(name.startswith("decoder/") for name in names)
+    """True for a file with the old layout: its blocks under `blocks/`, no `decoder/` (only the top-level
+    names are read, not the weights)."""
+    import h5py
+
+    with h5py.File(path, "r") as file:
+        return "blocks" in file and "decoder" not in file
 
 
 def _target(model, name: str):
