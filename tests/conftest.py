@@ -75,6 +75,55 @@ def synthetic_reviews(count: int, seed: int) -> list[tuple[str, int]]:
     return reviews
 
 
+def tiny_gguf_tensors(rng, d=8, heads=2, kv_heads=1, ff=12, vocab=None):
+    """The tensors of a one-layer llama model, random, each (output features, input features) as GGUF stores them."""
+    vocab = vocab or len(TINY_TOKENS)
+    d_kv = d // heads * kv_heads
+    shapes = {"token_embd.weight": (vocab, d), "output_norm.weight": (d,), "blk.0.attn_norm.weight": (d,),
+              "blk.0.attn_q.weight": (d, d), "blk.0.attn_k.weight": (d_kv, d), "blk.0.attn_v.weight": (d_kv, d),
+              "blk.0.attn_output.weight": (d, d), "blk.0.ffn_norm.weight": (d,), "blk.0.ffn_gate.weight": (ff, d),
+              "blk.0.ffn_up.weight": (ff, d), "blk.0.ffn_down.weight": (d, ff)}
+    return {name: rng.normal(0, 0.5, shape).astype(np.float32) for name, shape in shapes.items()}
+
+
+def _tiny_tokens():
+    from tokenizers import pre_tokenizers
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())  # one token per byte: any text has tokens
+    return ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *alphabet, "ab", "Ġa"]
+
+
+TINY_TOKENS = _tiny_tokens()
+
+
+def write_tiny_gguf(path, tensors, architecture="llama", heads=2, kv_heads=1, d=8, ff=12, context=32):
+    """A GGUF file at `path` (written by the `gguf` package) of a one-layer llama model with `tensors` and a byte-level
+    BPE tokenizer of TINY_TOKENS (merges "a b" and "Ġ a"): what `load_gguf` reads, in a few kilobytes."""
+    from gguf import GGUFWriter
+
+    writer = GGUFWriter(str(path), architecture)
+    writer.add_block_count(1)
+    writer.add_context_length(context)
+    writer.add_embedding_length(d)
+    writer.add_feed_forward_length(ff)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    writer.add_rope_freq_base(500.0)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("smollm")
+    writer.add_token_list(TINY_TOKENS)
+    writer.add_token_types([3, 3, 3] + [1] * (len(TINY_TOKENS) - 3))
+    writer.add_token_merges(["a b", "Ġ a"])
+    for name, value in tensors.items():
+        writer.add_tensor(name, value)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
 def function_lengths(source: str, without_docstrings: bool = False) -> dict[str, int]:
     """Every function and method of `source` (nested ones too), by qualified name (`Class.method`,
     `outer.inner`), with its length in lines from `def` (or its first decorator) to its last line

@@ -632,3 +632,18 @@ def test_every_recorded_whole_run_fits_chapter_7s_budget_and_can_be_compared():
         assert run["updates"] == run["batches_per_epoch"] * run["recipe"]["epochs"], name
         if run["val_translations"] is not None:  # one per distinct validation source, for a paired bootstrap
             assert len(run["val_translations"]) == len(sources), name
+
+
+def test_the_smollm2_speed_benchmark_runs_on_a_tiny_gguf_file_and_records_its_ratios(tmp_path, rng):
+    """At toy size on a one-layer GGUF file, without llama.cpp (not installed here: `--llama-python` is optional)."""
+    from conftest import tiny_gguf_tensors, write_tiny_gguf
+
+    from benchmarks.smollm2_speed import main as smollm2_speed
+
+    path = write_tiny_gguf(tmp_path / "tiny.gguf", tiny_gguf_tensors(rng), context=512)
+    record = smollm2_speed(["--gguf", str(path), "--new-tokens", "3", "--repeats", "1", "--out", str(tmp_path / "r.json")])
+    assert json.loads((tmp_path / "r.json").read_text()) == record
+    assert record["prompt_tokens"] > 30 and record["new_tokens"] == 3 and "llama_cpp" not in record
+    library = record["library"]
+    assert library["tokens_per_second"] > 0 and library["prompt_tokens_per_second"] > 0
+    assert record["cache_speedup"] == pytest.approx(library["tokens_per_second"] / library["uncached_tokens_per_second"])

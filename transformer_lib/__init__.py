@@ -17,8 +17,9 @@ Folders by role; each one's __init__ says what is inside. Imports run one way, d
     decoding/       search (greedy_decode, beam_search, sampled_decode), translator (Translator), bleu
                     (evaluate_bleu, paired_bootstrap), text_checks, back_translation (back_translate)
     models/         transformer (Transformer, count_parameters), language_model (LanguageModel: the
-                    decoder alone, with the switches since 2017; generate), legacy_weights (the since-2017
-                    model's older weight files), classifier, bert
+                    decoder alone, with the switches since 2017; generate), gguf (load_gguf: SmolLM2-135M, a
+                    trained model of 2024, in these blocks; its tokenizer, chat_prompt), legacy_weights (the
+                    since-2017 model's older weight files), classifier, bert
     layers/         the paper's boxes: positional_encoding, masks, attention (grouped-query attention
                     included), feed_forward, add_norm, stack (what the stacks share), encoder, decoder,
                     decoder_only (the language model's block and stack), kv_cache (decoding's key/value cache); and since 2017: rms_norm, rotary, swiglu,
@@ -69,6 +70,7 @@ from transformer_lib.models.language_model import (  # noqa: E402
     generate,
     next_token_pairs,
 )
+from transformer_lib.models.gguf import GGUFTokenizer, chat_prompt, load_gguf  # noqa: E402
 from transformer_lib.utils.machine_description import describe_machine  # noqa: E402
 from transformer_lib.training.recipe import Recipe, train_translator  # noqa: E402
 from transformer_lib.layers.feed_forward import FeedForward  # noqa: E402
@@ -129,6 +131,9 @@ __all__ = [
     "LanguageModel",
     "ModernLanguageModel",
     "generate",
+    "load_gguf",
+    "chat_prompt",
+    "GGUFTokenizer",
     "next_token_pairs",
     "perplexity",
     "TransformerClassifier",

@@ -17,6 +17,7 @@ from transformer_lib.utils.checks import (
     require_kv_heads_divide,
     require_layer_sizes,
     require_max_length,
+    require_non_negative_number,
     require_positive_int,
 )
 
@@ -51,6 +52,17 @@ class TransformerConfig:
         swiglu: a SwiGLU feed-forward network at the ReLU network's parameter count (Shazeer 2020).
         num_kv_heads: g key/value heads shared by the h query heads (grouped-query attention; Ainslie
             et al. 2023); None: one per query head.
+
+    And what a trained model of today may set otherwise than the paper (SmolLM2, `load_gguf`):
+        use_bias: biases in the attention projections and the ReLU feed-forward network (the paper's b_1, b_2);
+            False: none, as in Llama and SmolLM2 (SwiGLU has none either way).
+        scale_embeddings: multiply the token embeddings by sqrt(d_model) (§3.4). Only a model with rotary
+            positions may turn it off: the sinusoids added at the bottom are sized for scaled embeddings.
+        rotary_base: the base of the rotary angles, theta_i = base^(-2i/d_k) (10,000 as in RoFormer; SmolLM2:
+            100,000, for longer contexts).
+        norm_epsilon: the epsilon of every LayerNorm or RMSNorm (1e-6 here; SmolLM2: 1e-5).
+        swiglu_dff: SwiGLU's inner size; None: the size at which it has the ReLU network's parameter count
+            for `dff` (`SwiGLUFeedForward.same_parameters_as`).
     """
 
     num_layers: int = 6
@@ -72,6 +84,11 @@ class TransformerConfig:
     rotary: bool = False
     swiglu: bool = False
     num_kv_heads: int | None = None
+    use_bias: bool = True
+    scale_embeddings: bool = True
+    rotary_base: float = 10_000.0
+    norm_epsilon: float = 1e-6
+    swiglu_dff: int | None = None
 
     def __post_init__(self):
         require_positive_int("num_layers", self.num_layers)
@@ -79,9 +96,18 @@ class TransformerConfig:
                             self.attention_dropout, self.activation_dropout)
         require_max_length(self.max_length)
         require_kv_heads_divide(self.num_heads, self.num_kv_heads)
-        for name in ("input_vocab_size", "target_vocab_size"):
+        for name in ("input_vocab_size", "target_vocab_size", "swiglu_dff"):
             if getattr(self, name) is not None:
                 require_positive_int(name, getattr(self, name))
+        if not self.rotary_base > 1:
+            raise ValueError(f"rotary_base must be > 1 (10000 in RoFormer), got {self.rotary_base!r}.")
+        require_non_negative_number("norm_epsilon", self.norm_epsilon)
+        if not self.scale_embeddings and not self.rotary:
+            raise ValueError("scale_embeddings=False needs rotary=True: the sinusoids added at the bottom are sized for "
+                             "embeddings scaled by sqrt(d_model) (§3.4); only a model whose positions are rotary may "
+                             "leave its embeddings unscaled.")
+        if self.swiglu_dff is not None and not self.swiglu:
+            raise ValueError("swiglu_dff is SwiGLU's inner size; set swiglu=True too (the ReLU network's is dff).")
         if self.share_embeddings and self.input_vocab_size != self.target_vocab_size:
             raise ValueError(
                 f"share_embeddings=True ties one embedding matrix to both languages, so it needs one "

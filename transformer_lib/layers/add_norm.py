@@ -32,6 +32,7 @@ class AddNorm(keras.layers.Layer):
         dropout_rate: dropout on the sub-layer output, "before it is added ... and normalized" (§5.4).
         norm_first: False for post-LN (the paper), True for pre-LN.
         rms_norm: the norm is RMSNorm (Zhang & Sennrich 2019, the chapter "Since 2017"), not LayerNorm.
+        epsilon: the norm's epsilon (added to the variance, or to RMSNorm's mean square).
 
     Call arguments:
         x: the sub-layer's input `[batch, seq, d_model]`.
@@ -43,13 +44,14 @@ class AddNorm(keras.layers.Layer):
         `[batch, seq, d_model]`, or `([batch, seq, d_model], extra)` when the sub-layer returns a pair.
     """
 
-    def __init__(self, dropout_rate: float = 0.1, norm_first: bool = False, rms_norm: bool = False, **kwargs):
+    def __init__(self, dropout_rate: float = 0.1, norm_first: bool = False, rms_norm: bool = False,
+                 epsilon: float = LAYER_NORM_EPSILON, **kwargs):
         super().__init__(**kwargs)
         require_rate("dropout_rate", dropout_rate)
         self.dropout_rate = dropout_rate
         self.norm_first = norm_first
-        self.rms_norm = rms_norm
-        self.norm = make_norm(rms_norm, name="norm")
+        self.rms_norm, self.epsilon = rms_norm, epsilon
+        self.norm = make_norm(rms_norm, epsilon, name="norm")
         self.dropout = keras.layers.Dropout(dropout_rate)
 
     def build(self, x_shape):
@@ -70,13 +72,12 @@ class AddNorm(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "dropout_rate": self.dropout_rate, "norm_first": self.norm_first,
-                "rms_norm": self.rms_norm}
+                "rms_norm": self.rms_norm, "epsilon": self.epsilon}
 
 
-def make_norm(rms_norm: bool = False, **kwargs):
+def make_norm(rms_norm: bool = False, epsilon: float = LAYER_NORM_EPSILON, **kwargs):
     """The norm of Add & Norm and of pre-LN's final norm: LayerNorm (the paper's), or RMSNorm."""
-    return RMSNorm(epsilon=LAYER_NORM_EPSILON, **kwargs) if rms_norm else keras.layers.LayerNormalization(
-        epsilon=LAYER_NORM_EPSILON, **kwargs)
+    return RMSNorm(epsilon=epsilon, **kwargs) if rms_norm else keras.layers.LayerNormalization(epsilon=epsilon, **kwargs)
 
 
 def _split(result):

@@ -87,6 +87,8 @@ class MultiHeadAttention(keras.layers.Layer):
             which drops only sub-layer outputs and embeddings: its P_drop is `AddNorm`'s; default 0: none).
         num_kv_heads: g, the key/value heads (grouped-query attention, the module's docstring); must
             divide h. None (the paper): one per query head. W^K and W^V then map d_model -> g * d_k.
+        use_bias: the four projections have biases (the paper's layer; Keras's default); False: none
+            (Llama, SmolLM2).
 
     Call arguments:
         query: `[B, T, d_model]`.
@@ -106,7 +108,7 @@ class MultiHeadAttention(keras.layers.Layer):
     """
 
     def __init__(self, d_model: int, num_heads: int, attention_dropout: float = 0.0, num_kv_heads: int | None = None,
-                 **kwargs):
+                 use_bias: bool = True, **kwargs):
         super().__init__(**kwargs)
         require_heads_divide(d_model, num_heads)
         require_kv_heads_divide(num_heads, num_kv_heads)
@@ -117,10 +119,11 @@ class MultiHeadAttention(keras.layers.Layer):
         self.num_kv_heads = num_kv_heads or num_heads  # g
         self.d_k = d_model // num_heads
         self.group = num_heads // self.num_kv_heads  # query heads per key/value head: 1 in the paper
-        self.wq = keras.layers.Dense(d_model, name="query")
-        self.wk = keras.layers.Dense(self.num_kv_heads * self.d_k, name="key")
-        self.wv = keras.layers.Dense(self.num_kv_heads * self.d_k, name="value")
-        self.wo = keras.layers.Dense(d_model, name="output")
+        self.use_bias = use_bias
+        self.wq = keras.layers.Dense(d_model, use_bias=use_bias, name="query")
+        self.wk = keras.layers.Dense(self.num_kv_heads * self.d_k, use_bias=use_bias, name="key")
+        self.wv = keras.layers.Dense(self.num_kv_heads * self.d_k, use_bias=use_bias, name="value")
+        self.wo = keras.layers.Dense(d_model, use_bias=use_bias, name="output")
         self.dropout = keras.layers.Dropout(attention_dropout, name="attention_dropout") if attention_dropout else None
 
     def build(self, query_shape, key_shape, value_shape):
@@ -187,7 +190,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "attention_dropout": self.attention_dropout, "num_kv_heads": self.num_kv_heads}
+                "attention_dropout": self.attention_dropout, "num_kv_heads": self.num_kv_heads,
+                "use_bias": self.use_bias}
 
 
 @keras.saving.register_keras_serializable(package="transformer_lib")

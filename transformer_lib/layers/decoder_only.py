@@ -18,7 +18,8 @@ from transformer_lib.layers.stack import BaseTransformerLayer, Stack
 
 @keras.saving.register_keras_serializable(package="transformer_lib")
 class DecoderOnlyLayer(BaseTransformerLayer):
-    """`DecoderLayer` without its cross-attention. Arguments as in `transformer_lib.layers.stack.BaseTransformerLayer`.
+    """`DecoderLayer` without its cross-attention. Arguments as in `transformer_lib.layers.stack.BaseTransformerLayer`,
+    and `rotary_base` (`TransformerConfig`'s) for the rotary positions.
 
     1. masked multi-head self-attention: position t sees positions <= t only;
     2. the feed-forward network; both wrapped in Add & Norm.
@@ -33,11 +34,12 @@ class DecoderOnlyLayer(BaseTransformerLayer):
 
     takes_rotary = True
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, rotary_base: float = 10_000.0, **kwargs):
         super().__init__(*args, **kwargs)
+        self.settings["rotary_base"] = rotary_base
         self.self_attention = self.attention("self_attention")
         self.self_attention_add_norm = self.add_norm("self_attention_add_norm")
-        self.rotary = RotaryEmbedding(name="rotary") if self.settings["rotary"] else None
+        self.rotary = RotaryEmbedding(rotary_base, name="rotary") if self.settings["rotary"] else None
 
     def call(self, x, self_attention_mask=None, training=None):
         # 1. Masked self-attention: position t sees positions <= t only.

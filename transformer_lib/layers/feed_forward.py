@@ -24,6 +24,7 @@ class FeedForward(keras.layers.Layer):
         activation: "relu" as in the paper; "gelu" for BERT-style models.
         activation_dropout: drop this share of the inner activations in training (not in the paper,
             whose P_drop is `AddNorm`'s; a regularizer for small corpora; default 0: none).
+        use_bias: the biases b_1 and b_2 (the paper's); False: none.
 
     Call arguments:
         x: `[batch, seq, d_model]`.
@@ -33,7 +34,8 @@ class FeedForward(keras.layers.Layer):
         `[batch, seq, d_model]`; 2 * d_model * dff + dff + d_model parameters.
     """
 
-    def __init__(self, d_model: int, dff: int, activation: str = "relu", activation_dropout: float = 0.0, **kwargs):
+    def __init__(self, d_model: int, dff: int, activation: str = "relu", activation_dropout: float = 0.0,
+                 use_bias: bool = True, **kwargs):
         super().__init__(**kwargs)
         require_positive_int("d_model", d_model)
         require_positive_int("dff", dff)
@@ -42,8 +44,9 @@ class FeedForward(keras.layers.Layer):
         self.activation = activation
         require_rate("activation_dropout", activation_dropout)
         self.activation_dropout = activation_dropout
-        self.inner = keras.layers.Dense(dff, activation=activation, name="inner")  # W_1, b_1
-        self.outer = keras.layers.Dense(d_model, name="outer")  # W_2, b_2
+        self.use_bias = use_bias
+        self.inner = keras.layers.Dense(dff, activation=activation, use_bias=use_bias, name="inner")  # W_1, b_1
+        self.outer = keras.layers.Dense(d_model, use_bias=use_bias, name="outer")  # W_2, b_2
         self.dropout = keras.layers.Dropout(activation_dropout, name="activation_dropout") if activation_dropout else None
 
     def build(self, x_shape):
@@ -58,4 +61,4 @@ class FeedForward(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "dff": self.dff, "activation": self.activation,
-                "activation_dropout": self.activation_dropout}
+                "activation_dropout": self.activation_dropout, "use_bias": self.use_bias}

@@ -11,7 +11,7 @@ import inspect
 import keras
 
 from transformer_lib.config import TransformerConfig, config_and_rest
-from transformer_lib.layers.add_norm import AddNorm, make_norm
+from transformer_lib.layers.add_norm import LAYER_NORM_EPSILON, AddNorm, make_norm
 from transformer_lib.layers.attention import MultiHeadAttention
 from transformer_lib.layers.feed_forward import FeedForward
 from transformer_lib.layers.positional_encoding import PositionalEmbedding
@@ -37,6 +37,7 @@ class BaseTransformerLayer(keras.layers.Layer):
             feed-forward's inner activations (not in the paper; default 0: none).
         rms_norm, swiglu, num_kv_heads, rotary: the changes since 2017, as in `TransformerConfig` (rotary
             positions only in a layer whose class takes them, the decoder-only model's).
+        use_bias, norm_epsilon, swiglu_dff: as in `TransformerConfig` (a trained model's settings, `load_gguf`).
     """
 
     takes_rotary = False  # a subclass that turns queries and keys by their positions sets it
@@ -44,7 +45,8 @@ class BaseTransformerLayer(keras.layers.Layer):
     def __init__(self, d_model: int, num_heads: int, dff: int, dropout_rate: float = 0.1,
                  norm_first: bool = False, activation: str = "relu", attention_dropout: float = 0.0,
                  activation_dropout: float = 0.0, rms_norm: bool = False, swiglu: bool = False,
-                 num_kv_heads: int | None = None, rotary: bool = False, **kwargs):
+                 num_kv_heads: int | None = None, rotary: bool = False, use_bias: bool = True,
+                 norm_epsilon: float = LAYER_NORM_EPSILON, swiglu_dff: int | None = None, **kwargs):
         super().__init__(**kwargs)
         require_layer_sizes(d_model, num_heads, dff, dropout_rate, attention_dropout, activation_dropout)
         require_kv_heads_divide(num_heads, num_kv_heads)
@@ -54,13 +56,14 @@ class BaseTransformerLayer(keras.layers.Layer):
         self.settings = dict(d_model=d_model, num_heads=num_heads, dff=dff, dropout_rate=dropout_rate,
                              norm_first=norm_first, activation=activation, attention_dropout=attention_dropout,
                              activation_dropout=activation_dropout, rms_norm=rms_norm, swiglu=swiglu,
-                             num_kv_heads=num_kv_heads, rotary=rotary)
+                             num_kv_heads=num_kv_heads, rotary=rotary, use_bias=use_bias,
+                             norm_epsilon=norm_epsilon, swiglu_dff=swiglu_dff)
         self.d_model, self.num_heads, self.dff = d_model, num_heads, dff
         self.dropout_rate, self.norm_first, self.activation = dropout_rate, norm_first, activation
         self.attention_dropout, self.activation_dropout = attention_dropout, activation_dropout
-        self.feed_forward = (SwiGLUFeedForward(d_model, SwiGLUFeedForward.same_parameters_as(d_model, dff),
+        self.feed_forward = (SwiGLUFeedForward(d_model, swiglu_dff or SwiGLUFeedForward.same_parameters_as(d_model, dff),
                                                name="feed_forward") if swiglu else
-                             FeedForward(d_model, dff, activation, activation_dropout, name="feed_forward"))
+                             FeedForward(d_model, dff, activation, activation_dropout, use_bias, name="feed_forward"))
         self.feed_forward_add_norm = self.add_norm("feed_forward_add_norm")
 
     @classmethod
@@ -72,11 +75,13 @@ class BaseTransformerLayer(keras.layers.Layer):
         return cls(**{name: value for name, value in config.to_dict().items() if name in names}, **kwargs)
 
     def add_norm(self, name: str) -> AddNorm:
-        return AddNorm(self.dropout_rate, self.norm_first, self.settings["rms_norm"], name=name)
+        return AddNorm(self.dropout_rate, self.norm_first, self.settings["rms_norm"], self.settings["norm_epsilon"],
+                       name=name)
 
     def attention(self, name: str) -> MultiHeadAttention:
         return MultiHeadAttention(self.d_model, self.num_heads, self.attention_dropout,
-                                  num_kv_heads=self.settings["num_kv_heads"], name=name)
+                                  num_kv_heads=self.settings["num_kv_heads"], use_bias=self.settings["use_bias"],
+                                  name=name)
 
     def build(self, x_shape):
         self.build_sublayers(x_shape)
@@ -127,7 +132,7 @@ class Stack(keras.layers.Layer):
         self.embedding = embedding
         self.dropout = keras.layers.Dropout(config.dropout_rate)
         self.stack_layers = [self.layer_class.for_config(config, name=f"layer_{i}") for i in range(config.num_layers)]
-        self.final_norm = make_norm(config.rms_norm, name="final_norm") if config.norm_first else None
+        self.final_norm = make_norm(config.rms_norm, config.norm_epsilon, name="final_norm") if config.norm_first else None
 
     def build_stack(self, token_ids_shape, *other_shapes):
         """Build the embedding, each layer (given `x_shape, *other_shapes`) and the final norm."""
@@ -144,10 +149,13 @@ class Stack(keras.layers.Layer):
 
     def embed_positions(self, token_ids, offset=0):
         """Token embeddings * sqrt(d_model), plus the positions of §3.5 unless they are rotary (given to
-        the queries and keys in every layer instead)."""
-        if self.config.rotary:
+        the queries and keys in every layer instead; such a model may also leave out the scale:
+        `scale_embeddings`)."""
+        if not self.config.rotary:
+            return self.embedding(token_ids, offset=offset)
+        if self.config.scale_embeddings:
             return self.embedding.scaled_tokens(token_ids)
-        return self.embedding(token_ids, offset=offset)
+        return self.embedding.token_embedding(token_ids)
 
     def finish(self, x):
         return x if self.final_norm is None else self.final_norm(x)
