@@ -7,7 +7,8 @@ the model again for every token).
 
 The library's side runs here, each step a TensorFlow graph (`generate(..., compiled=True)`'s `compiled_step`, as
 chapter 8's search compiles its loop); llama.cpp's runs in the Python given by --llama-python, which has
-llama-cpp-python (tools/smollm2_reference.py says how to build it), with as many threads as TensorFlow uses here.
+llama-cpp-python (tools/smollm2_reference.py says how to build it), with as many threads as TensorFlow uses here;
+the record keeps llama.cpp's own line on the instruction sets it was built with (`system_info`).
 Without --llama-python only the library is measured. Writes benchmarks/smollm2_speed.json.
 """
 
@@ -43,7 +44,8 @@ for _ in range(repeats + 1):  # the first round warms up
     for _ in range(new):  # greedy, one token at a time, END or not
         llm.eval([int(np.argmax(llm.scores[llm.n_tokens - 1]))])
     token_seconds.append((time.perf_counter() - start) / new)
-print(json.dumps({"version": llama_cpp.__version__, "prompt_seconds": min(prompt_seconds[1:]),
+print(json.dumps({"version": llama_cpp.__version__, "system_info": llama_cpp.llama_print_system_info().decode().strip(),
+                  "prompt_seconds": min(prompt_seconds[1:]),
                   "seconds_per_token": min(token_seconds[1:])}))
 """
 
