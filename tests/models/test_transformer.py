@@ -285,7 +285,8 @@ def test_a_preset_model_is_built_from_one_config_that_its_saved_config_gives_bac
                                      "share_embeddings": False, "max_length": 16, "activation": "relu",
                                      "learned_positions": False, "attention_dropout": 0.0, "activation_dropout": 0.0,
                                      "tie_output": False, "rms_norm": False, "rotary": False, "swiglu": False,
-                                     "num_kv_heads": None}
+                                     "num_kv_heads": None, "use_bias": True, "scale_embeddings": True,
+                                     "rotary_base": 10_000.0, "norm_epsilon": 1e-6, "swiglu_dff": None}
     assert Transformer.from_config(model.get_config()).config == model.config
     assert model.encoder.config is model.config and model.decoder.config is model.config  # one config, down to the stacks
 
