@@ -43,6 +43,7 @@ from transformer_lib.book.exercises.modern import (
     check_grouped_query_attention,
     check_online_softmax_update,
     check_rotary_embedding,
+    check_smollm2_with_your_blocks,
 )
 from transformer_lib.book.exercises.training import check_accumulated_step, check_fit_step, check_schedule
 from transformer_lib.book.exercises.transformer import check_transformer

@@ -1,4 +1,5 @@
-"""Checks for the chapter "Since 2017": the rotary embedding, grouped-query attention and the online softmax, in NumPy."""
+"""Checks for the chapter "Since 2017": the rotary embedding, grouped-query attention and the online softmax, in NumPy;
+and SmolLM2 run with the student's rotary embedding and RMSNorm."""
 
 from __future__ import annotations
 
@@ -147,3 +148,129 @@ def check_online_softmax_update(fn) -> None:
                   "the running sum l is not rescaled: multiply it by exp(m - m_new) before adding the block's.")]
         compare("online softmax", _run_blocks(update, scores, values, size), expected,
                 f"10 keys in blocks of {size} (the largest score in the second block)", hints)
+
+
+def reference_rms_norm(x, gain, epsilon, inside=True):
+    """RMSNorm over the last axis in float64: x / sqrt(mean(x^2) + epsilon) * gain (`inside=False`: the epsilon
+    added after the square root, a common slip)."""
+    x = np.asarray(x, float)
+    mean_square = (x ** 2).mean(-1, keepdims=True)
+    root = np.sqrt(mean_square + epsilon) if inside else np.sqrt(mean_square) + epsilon
+    return x / root * np.asarray(gain, float)
+
+
+# A passage for the next-token comparison (written for the course): 100 positions or more with SmolLM2's tokenizer.
+SMOLLM2_PASSAGE = (
+    "The translator of this course reads a Russian sentence and writes it in English, one token at a time. "
+    "Its encoder turns the source into vectors, and its decoder looks at them through cross-attention while it "
+    "writes. A language model keeps only the decoder: it reads a text from left to right and, at every position, "
+    "guesses the next token. Trained on enough text, it learns spelling, grammar, facts about the world and the "
+    "shape of a conversation, so that a short question is followed by a helpful answer."
+)
+
+
+class _YourRotary:
+    """A NumPy `rotary(x, offset, base)` called where the library calls its `RotaryEmbedding`: on queries or keys
+    `[batch, heads, length, d_k]`, at an offset; one `[length, d_k]` matrix at a time."""
+
+    def __init__(self, fn, base: float):
+        self.fn, self.base = fn, base
+
+    def __call__(self, x, offset=0):
+        from keras import ops
+
+        x = ops.convert_to_numpy(x)
+        rows = [[np.asarray(call_answer("rotary", self.fn, _library_rotary(), x[b, h].copy(), int(offset), self.base))
+                 for h in range(x.shape[1])] for b in range(x.shape[0])]
+        return ops.convert_to_tensor(np.array(rows, dtype=x.dtype))
+
+
+class _YourNorm:
+    """A NumPy `rms_norm(x, gain, epsilon)` called where the library calls one of its RMSNorm layers."""
+
+    def __init__(self, fn, norm):
+        self.fn, self.gain, self.epsilon = fn, norm.gain.numpy(), norm.epsilon
+
+    def __call__(self, x):
+        from keras import ops
+
+        from transformer_lib.layers.rms_norm import RMSNorm
+
+        x = ops.convert_to_numpy(x)
+        out = call_answer("RMSNorm", self.fn, [RMSNorm], x.copy(), self.gain.copy(), self.epsilon)
+        return ops.convert_to_tensor(np.asarray(out, dtype=x.dtype))
+
+
+def _swap_blocks(model, rotary, rms_norm):
+    """Put the student's functions in every layer of `model` (in place of its RotaryEmbedding and RMSNorm layers);
+    returns a function that puts the library's back. Plain attribute writes, past Keras's tracking, so that the
+    model's weights stay exactly as they were."""
+    layers = model.decoder.stack_layers
+    places = [(layer, "rotary") for layer in layers]
+    places += [(add_norm, "norm") for layer in layers for add_norm in (layer.self_attention_add_norm,
+                                                                       layer.feed_forward_add_norm)]
+    places.append((model.decoder, "final_norm"))
+    kept = [(owner, name, getattr(owner, name)) for owner, name in places]
+    for owner, name, original in kept:
+        mine = _YourRotary(rotary, original.base) if name == "rotary" else _YourNorm(rms_norm, original)
+        object.__setattr__(owner, name, mine)
+
+    def restore():
+        for owner, name, original in kept:
+            object.__setattr__(owner, name, original)
+
+    return restore
+
+
+@exercise("your blocks in SmolLM2", "SmolLM2, a trained model of 2024, reads and writes with your rotary embedding and "
+          "RMSNorm in all its layers.")
+def check_smollm2_with_your_blocks(rotary, rms_norm, model, tokenizer) -> None:
+    """Exercise: `rotary(x, offset, base)` as exercise 1's, with the base as an argument (SmolLM2's is 100,000), and
+    `rms_norm(x, gain, epsilon)` (NumPy, over the last axis). SmolLM2 (`model`, `tokenizer` from `tl.load_gguf()`)
+    runs with them in all 30 layers, and its next-token choices over a passage must agree with the library's at 99%
+    of the positions or more. If they do not, the check prints what the model with them answers to a question,
+    then tests each function alone to say which one is wrong."""
+    from keras import ops
+
+    ids = np.array([tokenizer.encode(SMOLLM2_PASSAGE)], np.int32)
+    expected = ops.convert_to_numpy(model(ids, training=False))[0].argmax(-1)
+    restore = _swap_blocks(model, rotary, rms_norm)
+    try:
+        choices = ops.convert_to_numpy(model(ids, training=False))[0].argmax(-1)
+        agreement = float((choices == expected).mean())
+        if agreement < 0.99:
+            from transformer_lib.models.gguf import chat_prompt
+            from transformer_lib.models.language_model import generate
+
+            question = "What is the capital of France?"
+            answer = tokenizer.decode(generate(model, tokenizer.encode(chat_prompt(question)), 16, temperature=0))
+    finally:
+        restore()
+    if agreement < 0.99:
+        raise AssertionError(
+            f"your blocks in SmolLM2: its next-token choices agree with the library's at {agreement:.0%} of "
+            f"{len(expected)} positions (99% needed). Asked {question!r}, the model with your blocks answers "
+            f"{answer!r}. {_which_block_is_wrong(rotary, rms_norm)}")
+    print(f"SmolLM2 with your blocks: next-token choices equal to the library's at {agreement:.1%} of "
+          f"{len(expected)} positions.")
+
+
+def _which_block_is_wrong(rotary, rms_norm) -> str:
+    """Each function alone against its reference: the first difference found, with its hint if it is a known slip."""
+    rng = np.random.default_rng(10)
+    x, gain = rng.normal(size=(5, 8)), rng.normal(size=8)
+    try:
+        compare("rotary", call_answer("rotary", rotary, _library_rotary(), x.copy(), 3, 100_000.0),
+                reference_rotary(x, 3, base=100_000.0), "x of shape (5, 8) at offset 3, base 100,000",
+                [(reference_rotary(x, 3), "the base is ignored: theta_i = base^(-2i/d), and SmolLM2's is 100,000."),
+                 (reference_rotary(x, 3, base=100_000.0, pairs="halves"), "the pairs are (i, i + d/2); SmolLM2's file, "
+                  "as llama.cpp reads it, pairs the neighbours (2i, 2i + 1)."),
+                 (reference_rotary(x, 3, base=100_000.0, sign=-1.0), "the rotation turns the wrong way.")])
+        compare("RMSNorm", call_answer("RMSNorm", rms_norm, [], x.copy(), gain.copy(), 1e-5),
+                reference_rms_norm(x, gain, 1e-5), "x of shape (5, 8), epsilon 1e-5",
+                [(reference_rms_norm(x, np.ones(8), 1e-5), "the gain is left out: multiply by it, feature by feature."),
+                 (reference_rms_norm(x, gain, 1e-5, inside=False), "epsilon goes inside the square root.")])
+    except AssertionError as error:
+        return f"Alone, {error}"
+    return ("Each function alone gives the right numbers on a small input, so look at what differs inside the "
+            "model: the offset of each new token, the dtype you return, the axis you average over.")
