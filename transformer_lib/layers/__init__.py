@@ -30,7 +30,8 @@ refreshes the listing that shows it.
 
     add_norm.AddNorm (6), add_norm.AddNorm.call (10), attention.MultiHeadAttention.attend_heads (5, 10),
     attention.MultiHeadAttention.call (5), attention.scaled_dot_product_attention (3),
-    blockwise_attention.blockwise_attention (10), blockwise_attention.online_softmax_update (10),
+    blockwise_attention.blockwise_backward (10), blockwise_attention.blockwise_forward (10),
+    blockwise_attention.online_softmax_update (10),
     decoder.Decoder.call (6), decoder.DecoderLayer.call (6), decoder.DecoderLayer.step (8),
     decoder_only.DecoderOnlyLayer.attend_to_itself (10), decoder_only.DecoderOnlyLayer.call (9, 10),
     encoder.Encoder.call (6), encoder.EncoderLayer.call (6), feed_forward.FeedForward (6),
