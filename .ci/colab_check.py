@@ -102,6 +102,23 @@ def run_setup_cell_as_colab(python: Path) -> None:
         os.unlink(script.name)
     check = "import transformer_lib; assert 'site-packages' in transformer_lib.__file__, transformer_lib.__file__"
     run(python, "-c", check, cwd=tempfile.gettempdir())  # not the checkout's own copy
+    for cell in section_setup_cells():  # what a section installs for itself in Colab (chapter 10: SmolLM2's file)
+        with tempfile.NamedTemporaryFile("w", suffix=".ipy", delete=False) as script:
+            script.write(fake_colab + "import sys\n" + cell)
+        try:
+            run(python.parent / "ipython", "--quick", "--no-banner", script.name)
+        finally:
+            os.unlink(script.name)
+
+
+def section_setup_cells() -> list[str]:
+    """The code cells after a chapter's first that install packages in Colab (`%pip` under `google.colab`)."""
+    cells = []
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        code = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"][1:]
+        cells += ["".join(c["source"]) for c in code if "google.colab" in "".join(c["source"])
+                  and "%pip install" in "".join(c["source"])]
+    return cells
 
 
 def runs_on_python_313(wheel: str) -> bool:
