@@ -15,6 +15,6 @@ Printed in the chapters by `show_source` (the chapter in brackets): edit one, an
 refreshes the listing that shows it.
 
     bert.MaskedLanguageModel.call (9), bert.classifier_from_pretrained (9), bert.mask_tokens (9),
-    classifier.TransformerClassifier.call (9), classifier.masked_mean (9), language_model.next_token (9),
-    transformer.Transformer.call (6)
+    classifier.TransformerClassifier.call (9), classifier.masked_mean (9), gguf.chat_prompt (10),
+    gguf.gguf_config (10), language_model.next_token (9), transformer.Transformer.call (6)
 """

@@ -252,7 +252,7 @@ def check_smollm2_with_your_blocks(rotary, rms_norm, model, tokenizer) -> None:
             f"{len(expected)} positions (99% needed). Asked {question!r}, the model with your blocks answers "
             f"{answer!r}. {_which_block_is_wrong(rotary, rms_norm)}")
     print(f"SmolLM2 with your blocks: next-token choices equal to the library's at {agreement:.1%} of "
-          f"{len(expected)} positions.")
+          f"{len(expected)} positions (99% needed).")
 
 
 def _which_block_is_wrong(rotary, rms_norm) -> str:
