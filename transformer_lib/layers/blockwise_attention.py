@@ -8,11 +8,12 @@ exp(score - m) and a running weighted sum of the values. When a block brings a l
 everything kept so far was scaled by exp(-m) and must now be scaled by exp(-m'): multiply it by
 exp(m - m'). After the last block, divide by l. Only T x block scores exist at any time.
 
-Training needs the gradients too, and automatic differentiation would keep every block's scores and exps for
-the backward pass: the T x S matrix again, in pieces. FlashAttention's answer is to keep only the output and
-each query's final m and l, and to compute every block's weights again in the backward pass: P = exp(scores - m) / l.
-(FlashAttention keeps one number, m + log l; with this library's masks, scores of -1e9, log l would vanish in
-the rounding of a query that may see nothing, so both are kept.) `blockwise_backward` does that, block by block (the backward pass of Dao et al. 2022, on whole rows of queries).
+Training needs the gradients too, and automatic differentiation would keep every block's scores and exps for the
+backward pass: the T x S matrix again, in pieces. FlashAttention's answer is to keep only the output and each
+query's final m and l, and to compute every block's weights again in the backward pass: P = exp(scores - m) / l.
+(FlashAttention-2, Dao 2023, keeps one number, m + log l; with this library's masks, scores of -1e9, log l would
+vanish in the rounding of a query that may see nothing, so both are kept.) `blockwise_backward` does that, block by
+block (the backward pass of Dao et al. 2022, on whole rows of queries).
 """
 
 from __future__ import annotations
