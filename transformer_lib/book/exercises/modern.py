@@ -3,6 +3,8 @@ and SmolLM2 run with the student's rotary embedding and RMSNorm."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from transformer_lib.book.exercises._core import call_answer, compare, exercise
@@ -201,6 +203,14 @@ class _YourNorm:
         return ops.convert_to_tensor(np.asarray(out, dtype=x.dtype))
 
 
+@functools.cache
+def _smollm2():
+    """SmolLM2-135M-Instruct and its tokenizer, loaded once per process (the check restores the model's own blocks)."""
+    from transformer_lib.models.gguf import load_gguf
+
+    return load_gguf()
+
+
 def _swap_blocks(model, rotary, rms_norm):
     """Put the student's functions in every layer of `model` (in place of its RotaryEmbedding and RMSNorm layers);
     returns a function that puts the library's back. Plain attribute writes, past Keras's tracking, so that the
@@ -224,14 +234,16 @@ def _swap_blocks(model, rotary, rms_norm):
 
 @exercise("your blocks in SmolLM2", "SmolLM2, a trained model of 2024, reads and writes with your rotary embedding and "
           "RMSNorm in all its layers.")
-def check_smollm2_with_your_blocks(rotary, rms_norm, model, tokenizer) -> None:
+def check_smollm2_with_your_blocks(rotary, rms_norm, model=None, tokenizer=None) -> None:
     """Exercise: `rotary(x, offset, base)` as exercise 1's, with the base as an argument (SmolLM2's is 100,000), and
-    `rms_norm(x, gain, epsilon)` (NumPy, over the last axis). SmolLM2 (`model`, `tokenizer` from `tl.load_gguf()`)
-    runs with them in all 30 layers, and its next-token choices over a passage must agree with the library's at 99%
+    `rms_norm(x, gain, epsilon)` (NumPy, over the last axis). SmolLM2 (`model`, `tokenizer` as `tl.load_gguf()`
+    returns them; loaded once per process when not given) runs with them in all 30 layers, and its next-token choices over a passage must agree with the library's at 99%
     of the positions or more. If they do not, the check prints what the model with them answers to a question,
     then tests each function alone to say which one is wrong."""
     from keras import ops
 
+    if model is None or tokenizer is None:
+        model, tokenizer = _smollm2()
     ids = np.array([tokenizer.encode(SMOLLM2_PASSAGE)], np.int32)
     expected = ops.convert_to_numpy(model(ids, training=False))[0].argmax(-1)
     restore = _swap_blocks(model, rotary, rms_norm)
