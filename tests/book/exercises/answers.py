@@ -166,3 +166,20 @@ class GreedyOfTheLibrary(Greedy):
 class GreedyStub(Greedy):
     def call(self, source_ids):
         raise NotImplementedError("hint")
+
+
+def rotary(x, offset, base=10_000.0, pairs="adjacent", turn=1, step=2):
+    """The rotary embedding of `x` `[length, d]`: each pair as a complex number a + ib, times e^(i t theta), a
+    rotation by t theta, t = offset + row. Slips: pairs (i, i + d/2) (`pairs="halves"`), the other way round
+    (`turn=-1`), theta = base^(-i/d) (`step=1`)."""
+    x = np.asarray(x, float)
+    d = x.shape[1]
+    theta = base ** (-step * np.arange(d // 2) / d)
+    first, second = (x[:, 0::2], x[:, 1::2]) if pairs == "adjacent" else (x[:, : d // 2], x[:, d // 2:])
+    z = (first + 1j * second) * np.exp(turn * 1j * (offset + np.arange(len(x)))[:, None] * theta)
+    out = np.empty_like(x)
+    if pairs == "adjacent":
+        out[:, 0::2], out[:, 1::2] = z.real, z.imag
+    else:
+        out[:, : d // 2], out[:, d // 2:] = z.real, z.imag
+    return out

@@ -5,27 +5,12 @@ heads; the running maximum written out)."""
 
 import numpy as np
 import pytest
-from answers import LIBRARY, fresh_results, not_written  # noqa: F401 (the fixture: each test in a fresh kernel)
+from answers import LIBRARY, fresh_results, not_written, rotary  # noqa: F401 (the fixture: each test in a fresh kernel)
 
 import transformer_lib as tl
 from transformer_lib import exercises
 from transformer_lib.book.exercises import _core
 from transformer_lib.exercises import check_grouped_query_attention, check_online_softmax_update, check_rotary_embedding
-
-
-def rotary(x, offset, pairs="adjacent", turn=1, step=2):
-    """Each pair as a complex number a + ib, times e^(i t theta): a rotation by t theta."""
-    x = np.asarray(x, float)
-    d = x.shape[1]
-    theta = 10_000.0 ** (-step * np.arange(d // 2) / d)
-    first, second = (x[:, 0::2], x[:, 1::2]) if pairs == "adjacent" else (x[:, : d // 2], x[:, d // 2:])
-    z = (first + 1j * second) * np.exp(turn * 1j * (offset + np.arange(len(x)))[:, None] * theta)
-    out = np.empty_like(x)
-    if pairs == "adjacent":
-        out[:, 0::2], out[:, 1::2] = z.real, z.imag
-    else:
-        out[:, : d // 2], out[:, d // 2:] = z.real, z.imag
-    return out
 
 
 def gqa(x, w_q, w_k, w_v, w_o, h, g, order="repeat", scale=True):

@@ -4,7 +4,7 @@ check prints with the reason."""
 
 import numpy as np
 import pytest
-from answers import fresh_results  # noqa: F401 (the fixture: each test in a fresh kernel)
+from answers import fresh_results, rotary  # noqa: F401 (the fixture: each test in a fresh kernel)
 
 import transformer_lib as tl
 from transformer_lib.exercises import check_smollm2_with_your_blocks
@@ -13,20 +13,6 @@ from transformer_lib.exercises import check_smollm2_with_your_blocks
 @pytest.fixture(scope="module")
 def smollm2():
     return tl.load_gguf()
-
-
-def rotary(x, offset, base=10_000.0, pairs="adjacent"):
-    x = np.asarray(x, float)
-    d = x.shape[1]
-    theta = base ** (-2 * np.arange(d // 2) / d)
-    first, second = (x[:, 0::2], x[:, 1::2]) if pairs == "adjacent" else (x[:, : d // 2], x[:, d // 2:])
-    z = (first + 1j * second) * np.exp(1j * (offset + np.arange(len(x)))[:, None] * theta)
-    out = np.empty_like(x)
-    if pairs == "adjacent":
-        out[:, 0::2], out[:, 1::2] = z.real, z.imag
-    else:
-        out[:, : d // 2], out[:, d // 2:] = z.real, z.imag
-    return out
 
 
 def rms_norm(x, gain, epsilon):
